@@ -1,0 +1,1 @@
+"""Readers for each telemetry convention, and the precedence that combines them."""

@@ -1,0 +1,167 @@
+"""Google ADK telemetry (instrumentation scope ``gcp.vertex.agent``).
+
+Legacy schema (v1, ``ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1``): the model call span carries
+``gcp.vertex.agent.llm_request`` (JSON: ``{model, config{system_instruction, tools},
+contents[...]}``, whole history in Gemini ``Content`` form) and ``...llm_response``
+(``{content, finish_reason, usage_metadata}``); tool spans carry
+``gcp.vertex.agent.tool_call_args`` / ``...tool_response``. The run's root span is
+``invocation`` with no attributes at all, so it is recognised by scope and name — the one
+place we key on a span name, because ADK gives nothing else.
+
+Schema v2 (default since 2.13) is OTel GenAI semconv, read by
+:mod:`tracescore.conventions.genai`; this module adds ADK's ids and capture switches.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tracescore.conventions.base import (
+    ConventionReader,
+    Found,
+    SpanView,
+    StepKind,
+    ToolIO,
+    Usage,
+    parse_content,
+)
+from tracescore.conventions.genai import system_text
+from tracescore.conventions.messages import JsonValue, Message, message_from_obj
+from tracescore.spans import SpanRecord
+
+__all__ = ["ADK_SCOPE", "AdkLegacy", "is_adk"]
+
+ADK_SCOPE: Final = "gcp.vertex.agent"
+LLM_REQUEST: Final = "gcp.vertex.agent.llm_request"
+LLM_RESPONSE: Final = "gcp.vertex.agent.llm_response"
+TOOL_ARGS: Final = "gcp.vertex.agent.tool_call_args"
+TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"
+
+HINT_V1: Final = (
+    "ADK legacy telemetry (schema 1) had content capture turned off: "
+    "unset ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS or set it to true"
+)
+HINT_V2: Final = (
+    "ADK telemetry schema 2 captures no content by default: set "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (or SPAN_AND_EVENT, or "
+    "EVENT_ONLY with the OTel logs pipeline exported) in the agent's environment"
+)
+
+
+def is_adk(span: SpanRecord) -> bool:
+    """True for spans emitted by ADK's own instrumentation."""
+    return span.scope == ADK_SCOPE
+
+
+class AdkLegacy(ConventionReader):
+    """Reader for ADK's ``gcp.vertex.agent.*`` attributes (legacy schema and shared ids)."""
+
+    name = "adk"
+
+    def step_kind(self, span: SpanRecord) -> StepKind | None:
+        """``invocation`` root, ``call_llm`` (has ``llm_request``), tool spans."""
+        attrs = span.attributes
+        if LLM_REQUEST in attrs or LLM_RESPONSE in attrs:
+            return "llm"
+        if TOOL_ARGS in attrs or TOOL_RESPONSE in attrs:
+            return "tool"
+        if span.scope == ADK_SCOPE and span.name == "invocation":
+            return "invocation"
+        return None
+
+    def _request(self, view: SpanView) -> Found[JsonValue] | None:
+        cached = view.cache.get(LLM_REQUEST, False)
+        if cached is False:
+            cached = parse_content(view, view.span.attributes.get(LLM_REQUEST), LLM_REQUEST)
+            view.cache[LLM_REQUEST] = cached
+        return cached  # type: ignore[return-value]
+
+    def _response(self, view: SpanView) -> Found[JsonValue] | None:
+        cached = view.cache.get(LLM_RESPONSE, False)
+        if cached is False:
+            cached = parse_content(view, view.span.attributes.get(LLM_RESPONSE), LLM_RESPONSE)
+            view.cache[LLM_RESPONSE] = cached
+        return cached  # type: ignore[return-value]
+
+    def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
+        """``llm_request.contents``."""
+        req = self._request(view)
+        if req is None or not isinstance(req.value, dict):
+            return None
+        contents = req.value.get("contents")
+        if not isinstance(contents, list):
+            return None
+        msgs = [m for m in map(message_from_obj, contents) if m is not None]
+        return Found(msgs, f"{LLM_REQUEST}.contents", req.truncated)
+
+    def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
+        """``llm_response.content``."""
+        resp = self._response(view)
+        if resp is None or not isinstance(resp.value, dict):
+            return None
+        content = resp.value.get("content")
+        msg = message_from_obj(content, default_role="model")
+        if msg is None:
+            return None
+        return Found([msg], f"{LLM_RESPONSE}.content", resp.truncated)
+
+    def _config(self, view: SpanView) -> tuple[dict[str, JsonValue], bool] | None:
+        req = self._request(view)
+        if req is None or not isinstance(req.value, dict):
+            return None
+        config = req.value.get("config")
+        return (config, req.truncated) if isinstance(config, dict) else None
+
+    def system_instructions(self, view: SpanView) -> Found[str] | None:
+        """``llm_request.config.system_instruction``."""
+        config = self._config(view)
+        if config is None:
+            return None
+        text = system_text(config[0].get("system_instruction"))
+        return Found(text, f"{LLM_REQUEST}.config", config[1]) if text else None
+
+    def tool_definitions(self, view: SpanView) -> Found[JsonValue] | None:
+        """``llm_request.config.tools``."""
+        config = self._config(view)
+        if config is None:
+            return None
+        tools = config[0].get("tools")
+        return Found(tools, f"{LLM_REQUEST}.config.tools", config[1]) if tools else None
+
+    def usage(self, view: SpanView) -> Usage | None:
+        """``llm_response.usage_metadata``."""
+        resp = self._response(view)
+        if resp is None or not isinstance(resp.value, dict):
+            return None
+        meta = resp.value.get("usage_metadata") or resp.value.get("usageMetadata")
+        if not isinstance(meta, dict):
+            return None
+        inp = meta.get("prompt_token_count", meta.get("promptTokenCount"))
+        out = meta.get("candidates_token_count", meta.get("candidatesTokenCount"))
+        return Usage(
+            input_tokens=inp if isinstance(inp, int) else None,
+            output_tokens=out if isinstance(out, int) else None,
+        )
+
+    def tool_io(self, view: SpanView) -> ToolIO | None:
+        """``gcp.vertex.agent.tool_call_args`` / ``tool_response``."""
+        attrs = view.span.attributes
+        if TOOL_ARGS not in attrs and TOOL_RESPONSE not in attrs:
+            return None
+        name = attrs.get("gen_ai.tool.name")
+        call_id = attrs.get("gen_ai.tool.call.id")
+        return ToolIO(
+            name=name if isinstance(name, str) else None,
+            call_id=call_id if isinstance(call_id, str) and call_id else None,
+            args=parse_content(view, attrs.get(TOOL_ARGS), TOOL_ARGS),
+            result=parse_content(view, attrs.get(TOOL_RESPONSE), TOOL_RESPONSE),
+        )
+
+    def capture_hint(self, span: SpanRecord) -> str | None:
+        """Schema 1 or schema 2 switch, told apart by the legacy attributes."""
+        if not is_adk(span):
+            return None
+        attrs = span.attributes
+        if LLM_REQUEST in attrs or TOOL_ARGS in attrs:
+            return HINT_V1
+        return HINT_V2

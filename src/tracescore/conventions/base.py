@@ -1,0 +1,155 @@
+"""The contract between telemetry conventions and the trajectory builder.
+
+A convention reader is an adapter: it looks at one span (plus the log records correlated
+with it) and answers narrow questions — what kind of step is this, what did the model see
+and say, what did the tool get and return. Each answer carries its *source* (the attribute
+or event it came from) so every field of an invocation can say where it was read.
+
+Readers never raise on bad content: they return ``None`` and append a warning to the
+view, and the builder asks the next reader in precedence order (REFERENCE §5.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Generic, Literal, TypeVar, cast
+
+import orjson
+
+from tracescore.conventions.messages import JsonValue, Message, is_not_captured
+from tracescore.conventions.salvage import salvage_json
+from tracescore.spans import LogRecord, SpanRecord
+
+__all__ = [
+    "ConventionReader",
+    "Found",
+    "SpanView",
+    "StepKind",
+    "ToolIO",
+    "Usage",
+    "parse_content",
+]
+
+T = TypeVar("T")
+
+#: What a span is in an agent run. ``invocation``/``workflow``/``agent`` are agent-ish
+#: (they can root an invocation); ``llm`` is a model call; ``tool`` a tool execution.
+StepKind = Literal["invocation", "workflow", "agent", "llm", "tool", "chain", "other"]
+
+
+@dataclass(frozen=True, slots=True)
+class Found(Generic[T]):
+    """A value read from telemetry and where it was read (``source``, e.g. an attribute key)."""
+
+    value: T
+    source: str
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token counts of one model call (None when the convention does not say)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolIO:
+    """What one tool-execution span says about the call."""
+
+    name: str | None = None
+    call_id: str | None = None
+    args: Found[JsonValue] | None = None
+    result: Found[JsonValue] | None = None
+
+
+@dataclass(slots=True)
+class SpanView:
+    """A span with its correlated log records and a place for reader warnings."""
+
+    span: SpanRecord
+    logs: list[LogRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: Parsed payloads shared by the questions asked of one span (parse once, read many).
+    cache: dict[str, object] = field(default_factory=dict)
+
+    def warn(self, message: str) -> None:
+        """Record a problem with this span's content (shown on the invocation)."""
+        self.warnings.append(f"span {self.span.span_id} ({self.span.name}): {message}")
+
+
+def parse_content(view: SpanView, value: object, source: str) -> Found[JsonValue] | None:
+    """Parse a JSON content value leniently, salvaging truncated JSON.
+
+    Returns None when the value is absent or a not-captured placeholder; a value that is
+    not JSON at all is returned as the raw string (tool results may be plain text).
+    """
+    if is_not_captured(value):
+        return None
+    if isinstance(value, (str, bytes)):
+        stripped = value.strip()
+        if stripped[:1] not in ("{", "[", b"{", b"["):
+            return Found(value if isinstance(value, str) else value.decode(), source)
+        try:
+            return Found(orjson.loads(stripped), source)
+        except orjson.JSONDecodeError:
+            try:
+                parsed, _ = salvage_json(stripped)
+            except ValueError:
+                view.warn(f"{source} is not valid JSON; kept as text")
+                return Found(value if isinstance(value, str) else value.decode(), source)
+            view.warn(f"{source} was truncated ({len(value)} bytes); salvaged what it holds")
+            return Found(parsed, source, truncated=True)
+    return Found(cast(JsonValue, value), source)
+
+
+class ConventionReader:
+    """Base class of convention readers; every question defaults to "not mine" (None).
+
+    Subclasses override what their convention can answer. Implementations must be
+    cheap when the convention does not apply (a dict lookup, not a parse).
+    """
+
+    #: Short name used in provenance and hints, e.g. ``"adk"``.
+    name: ClassVar[str] = "base"
+
+    def step_kind(self, span: SpanRecord) -> StepKind | None:
+        """The kind of step this span is, if this convention marks it."""
+        return None
+
+    def agent_name(self, span: SpanRecord) -> str | None:
+        """The agent this span belongs to or runs, if it says."""
+        return None
+
+    def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
+        """The messages sent to the model (history included), for an ``llm`` span."""
+        return None
+
+    def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
+        """The model's reply message(s), for an ``llm`` span."""
+        return None
+
+    def system_instructions(self, view: SpanView) -> Found[str] | None:
+        """Developer/system instructions sent with a model call."""
+        return None
+
+    def tool_definitions(self, view: SpanView) -> Found[JsonValue] | None:
+        """Declarations of the tools offered to the model."""
+        return None
+
+    def usage(self, view: SpanView) -> Usage | None:
+        """Token usage of a model call."""
+        return None
+
+    def tool_io(self, view: SpanView) -> ToolIO | None:
+        """Name, call id, arguments and result of a ``tool`` span."""
+        return None
+
+    def history(self, view: SpanView) -> Found[list[Message]] | None:
+        """A whole run's message history carried on an agent span (e.g. pydantic-ai)."""
+        return None
+
+    def capture_hint(self, span: SpanRecord) -> str | None:
+        """If ``span`` belongs to this convention: how to turn content capture on."""
+        return None

@@ -1,0 +1,174 @@
+"""OTel GenAI semantic conventions, attribute form (semconv ≥ 1.37; ADK schema v2).
+
+Content lives in ``gen_ai.input.messages`` / ``gen_ai.output.messages`` /
+``gen_ai.system_instructions`` / ``gen_ai.tool.definitions`` (JSON strings or structured
+AnyValues), tool I/O in ``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``.
+Events carrying the same content are read by :mod:`tracescore.conventions.genai_events`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import orjson
+
+from tracescore.conventions.base import (
+    ConventionReader,
+    Found,
+    SpanView,
+    StepKind,
+    ToolIO,
+    Usage,
+    parse_content,
+)
+from tracescore.conventions.messages import (
+    JsonValue,
+    Message,
+    is_not_captured,
+    messages_from_value,
+)
+from tracescore.spans import AttrValue, SpanRecord
+
+__all__ = ["GenAIAttributes", "int_attr", "messages_attr", "system_text"]
+
+OPERATION_KINDS: Final[dict[str, StepKind]] = {
+    "chat": "llm",
+    "generate_content": "llm",
+    "text_completion": "llm",
+    "completion": "llm",
+    "invoke_agent": "agent",
+    "create_agent": "other",
+    "execute_tool": "tool",
+    "invoke_workflow": "workflow",
+}
+
+CAPTURE_HINT: Final = (
+    "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true "
+    "(with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental) in the agent's environment"
+)
+
+
+def int_attr(span: SpanRecord, *keys: str) -> int | None:
+    """The first of ``keys`` holding an integer (ints written as strings accepted)."""
+    for key in keys:
+        value = span.attributes.get(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str) and value.isdigit():
+            return int(value)
+    return None
+
+
+def messages_attr(
+    view: SpanView, value: AttrValue, source: str, *, default_role: str = "user"
+) -> Found[list[Message]] | None:
+    """Parse a message-list attribute; None when absent, not captured or unreadable."""
+    if is_not_captured(value):
+        return None
+    if isinstance(value, str):
+        try:
+            return Found(messages_from_value(value, default_role=default_role), source)
+        except orjson.JSONDecodeError:
+            found = parse_content(view, value, source)
+            if found is None or isinstance(found.value, str):
+                view.warn(f"{source} is not a JSON message list")
+                return None
+            msgs = messages_from_value(found.value, default_role=default_role)
+            return Found(msgs, source, truncated=found.truncated)
+    return Found(messages_from_value(value, default_role=default_role), source)
+
+
+def system_text(value: JsonValue) -> str | None:
+    """Text of a system-instruction value: a string, a parts list or a Content object."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, dict):
+        value = value.get("parts")
+    if isinstance(value, list):
+        texts = []
+        for part in value:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                text = part.get("content", part.get("text"))
+                if isinstance(text, str):
+                    texts.append(text)
+        return "\n".join(texts) or None
+    return None
+
+
+class GenAIAttributes(ConventionReader):
+    """Reader for ``gen_ai.*`` span attributes."""
+
+    name = "genai"
+
+    def step_kind(self, span: SpanRecord) -> StepKind | None:
+        """Map ``gen_ai.operation.name`` to a step kind."""
+        op = span.attributes.get("gen_ai.operation.name")
+        if isinstance(op, str):
+            return OPERATION_KINDS.get(op, "other")
+        return None
+
+    def agent_name(self, span: SpanRecord) -> str | None:
+        """``gen_ai.agent.name``."""
+        value = span.attributes.get("gen_ai.agent.name")
+        return value if isinstance(value, str) and value else None
+
+    def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
+        """``gen_ai.input.messages``."""
+        key = "gen_ai.input.messages"
+        return messages_attr(view, view.span.attributes.get(key), key)
+
+    def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
+        """``gen_ai.output.messages``."""
+        key = "gen_ai.output.messages"
+        value = view.span.attributes.get(key)
+        return messages_attr(view, value, key, default_role="assistant")
+
+    def system_instructions(self, view: SpanView) -> Found[str] | None:
+        """``gen_ai.system_instructions`` (a parts list, or plain text)."""
+        key = "gen_ai.system_instructions"
+        found = parse_content(view, view.span.attributes.get(key), key)
+        if found is None:
+            return None
+        text = system_text(found.value)
+        return Found(text, key, found.truncated) if text else None
+
+    def tool_definitions(self, view: SpanView) -> Found[JsonValue] | None:
+        """``gen_ai.tool.definitions``."""
+        key = "gen_ai.tool.definitions"
+        return parse_content(view, view.span.attributes.get(key), key)
+
+    def usage(self, view: SpanView) -> Usage | None:
+        """``gen_ai.usage.input_tokens|output_tokens`` (old ``prompt|completion_tokens``)."""
+        span = view.span
+        inp = int_attr(span, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+        out = int_attr(span, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+        if inp is None and out is None:
+            return None
+        return Usage(input_tokens=inp, output_tokens=out)
+
+    def tool_io(self, view: SpanView) -> ToolIO | None:
+        """``gen_ai.tool.name``, ``gen_ai.tool.call.id|arguments|result``."""
+        attrs = view.span.attributes
+        name = attrs.get("gen_ai.tool.name")
+        if not isinstance(name, str):
+            return None
+        call_id = attrs.get("gen_ai.tool.call.id")
+        args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+        return ToolIO(
+            name=name,
+            call_id=str(call_id) if call_id not in (None, "") else None,
+            args=parse_content(view, attrs.get(args_key), args_key),
+            result=parse_content(view, attrs.get(result_key), result_key),
+        )
+
+    def capture_hint(self, span: SpanRecord) -> str | None:
+        """Generic GenAI semconv switch."""
+        if "gen_ai.operation.name" in span.attributes:
+            return CAPTURE_HINT
+        return None

@@ -1,0 +1,314 @@
+"""A convention-neutral chat message model, and parsers for the message shapes in the wild.
+
+Every convention encodes model input and output as some list of messages. Three shapes
+cover nearly all of them, and one parser accepts all three, message by message:
+
+* OTel GenAI (semconv ≥ 1.37, ADK schema v2, pydantic-ai, OpenLLMetry JSON form):
+  ``{"role", "parts": [{"type": "text", "content"}, {"type": "tool_call", "id", "name",
+  "arguments"}, {"type": "tool_call_response", "id", "response"|"result"}, ...]}``
+* Gemini ``Content`` (ADK legacy ``llm_request``/``llm_response``):
+  ``{"role", "parts": [{"text"}, {"function_call": {"name", "args", "id"}},
+  {"function_response": {"name", "response", "id"}}, ...]}`` (camelCase too)
+* OpenAI chat (semconv 1.28–1.36 events, OpenInference, Traceloop):
+  ``{"role", "content", "tool_calls": [{"id", "function": {"name", "arguments"}}],
+  "tool_call_id"}``
+
+Parsers are total: unknown part types become :class:`OtherPart`, never an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final, TypeAlias, cast
+
+import orjson
+
+__all__ = [
+    "ASSISTANT_ROLES",
+    "NOT_CAPTURED_MARKERS",
+    "USER_ROLES",
+    "JsonValue",
+    "Message",
+    "OtherPart",
+    "Part",
+    "TextPart",
+    "ToolCallPart",
+    "ToolResultPart",
+    "is_not_captured",
+    "load_json",
+    "message_from_obj",
+    "messages_from_value",
+    "parse_arguments",
+]
+
+JsonValue: TypeAlias = (
+    None | bool | int | float | str | bytes | list["JsonValue"] | dict[str, "JsonValue"]
+)
+
+USER_ROLES: Final = frozenset({"user", "human"})
+ASSISTANT_ROLES: Final = frozenset({"assistant", "model", "ai", "bot"})
+
+#: Values emitters write instead of content they were told not to capture.
+NOT_CAPTURED_MARKERS: Final = frozenset({"__REDACTED__", "FILTERED", "<elided>", "", "{}", "[]"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextPart:
+    """Natural-language text; ``thought`` marks model reasoning parts."""
+
+    text: str
+    thought: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallPart:
+    """A tool call requested by the model. ``args`` is usually a dict; kept as written."""
+
+    name: str
+    args: JsonValue
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResultPart:
+    """A tool's result as fed back to the model."""
+
+    name: str | None
+    response: JsonValue
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OtherPart:
+    """Any part we do not interpret (blobs, files, server tool calls, ...), kept verbatim."""
+
+    type: str
+    data: JsonValue = None
+
+
+Part: TypeAlias = TextPart | ToolCallPart | ToolResultPart | OtherPart
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One chat message with typed parts."""
+
+    role: str
+    parts: tuple[Part, ...]
+    name: str | None = None
+
+    @property
+    def is_user(self) -> bool:
+        """True for a message written by the end user (not a tool result carrier)."""
+        return self.role in USER_ROLES
+
+    @property
+    def is_assistant(self) -> bool:
+        """True for a message written by the model."""
+        return self.role in ASSISTANT_ROLES
+
+    def text(self) -> str | None:
+        """All text parts joined with newlines (as ADK does), or None when there are none."""
+        texts = [p.text for p in self.parts if isinstance(p, TextPart)]
+        return "\n".join(texts) if texts else None
+
+    def tool_calls(self) -> list[ToolCallPart]:
+        """The tool-call parts, in order."""
+        return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+    def tool_results(self) -> list[ToolResultPart]:
+        """The tool-result parts, in order."""
+        return [p for p in self.parts if isinstance(p, ToolResultPart)]
+
+
+def is_not_captured(value: object) -> bool:
+    """True when ``value`` is absent or a placeholder written instead of real content."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip() in NOT_CAPTURED_MARKERS
+    if isinstance(value, (list, dict)):
+        return not value
+    return False
+
+
+def load_json(value: object) -> JsonValue:
+    """Parse ``value`` when it is a JSON string/bytes; return structured values unchanged.
+
+    Raises:
+        orjson.JSONDecodeError: when a string is not valid JSON. Callers that must be
+            lenient catch it (see :func:`tracescore.conventions.salvage.salvage_json`).
+
+    """
+    if isinstance(value, (str, bytes)):
+        return cast(JsonValue, orjson.loads(value))
+    return cast(JsonValue, value)
+
+
+def parse_arguments(value: object) -> JsonValue:
+    """Tool-call arguments: a JSON string becomes its value; anything else is kept.
+
+    OpenAI-style emitters write arguments as a JSON string; ADK and GenAI write objects.
+    A string that is not JSON is kept verbatim (the model may have produced bad JSON).
+    """
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return cast(JsonValue, orjson.loads(stripped))
+            except orjson.JSONDecodeError:
+                return value
+        return value
+    return cast(JsonValue, value)
+
+
+def _get(obj: Mapping[str, object], snake: str, camel: str) -> object:
+    value = obj.get(snake)
+    return obj.get(camel) if value is None else value
+
+
+def _part_from_obj(obj: object) -> Part | None:
+    if isinstance(obj, str):
+        return TextPart(text=obj)
+    if not isinstance(obj, Mapping):
+        return None
+    ptype = obj.get("type")
+    if isinstance(ptype, str):
+        return _genai_part(ptype, obj)
+    # Gemini Content part.
+    text = obj.get("text")
+    if isinstance(text, str):
+        return TextPart(text=text, thought=bool(obj.get("thought")))
+    call = _get(obj, "function_call", "functionCall")
+    if isinstance(call, Mapping):
+        return ToolCallPart(
+            name=str(call.get("name") or ""),
+            args=cast(JsonValue, call.get("args")),
+            id=_opt_str(call.get("id")),
+        )
+    resp = _get(obj, "function_response", "functionResponse")
+    if isinstance(resp, Mapping):
+        return ToolResultPart(
+            name=_opt_str(resp.get("name")),
+            response=cast(JsonValue, resp.get("response")),
+            id=_opt_str(resp.get("id")),
+        )
+    keys = [k for k, v in obj.items() if v is not None and k != "thought_signature"]
+    return OtherPart(type=keys[0] if keys else "unknown", data=cast(JsonValue, dict(obj)))
+
+
+def _genai_part(ptype: str, obj: Mapping[str, object]) -> Part:
+    if ptype in ("text", "reasoning", "thinking"):
+        content = obj.get("content")
+        if content is None:
+            content = obj.get("text")
+        return TextPart(text=str(content or ""), thought=ptype != "text")
+    if ptype in ("tool_call", "function_call", "function"):
+        return ToolCallPart(
+            name=str(obj.get("name") or ""),
+            args=parse_arguments(obj.get("arguments", obj.get("args"))),
+            id=_opt_str(obj.get("id")),
+        )
+    if ptype in ("tool_call_response", "tool_result", "function_response"):
+        response = obj.get("response")
+        if response is None:
+            response = obj.get("result")
+        return ToolResultPart(
+            name=_opt_str(obj.get("name")),
+            response=parse_arguments(response),
+            id=_opt_str(obj.get("id")),
+        )
+    return OtherPart(type=ptype, data=cast(JsonValue, dict(obj)))
+
+
+def _opt_str(value: object) -> str | None:
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+def message_from_obj(obj: object, *, default_role: str = "user") -> Message | None:
+    """Build a :class:`Message` from any of the three shapes; None when ``obj`` is no message."""
+    if not isinstance(obj, Mapping):
+        return None
+    role = str(obj.get("role") or default_role).lower()
+    name = _opt_str(obj.get("name"))
+    raw_parts = obj.get("parts")
+    if isinstance(raw_parts, list):
+        parts = tuple(p for p in map(_part_from_obj, raw_parts) if p is not None)
+        return Message(role=role, parts=parts, name=name)
+    return _chat_message(obj, role, name)
+
+
+def _chat_message(obj: Mapping[str, object], role: str, name: str | None) -> Message:
+    parts: list[Part] = []
+    content = obj.get("content")
+    if role == "tool":
+        parts.append(
+            ToolResultPart(
+                name=name,
+                response=parse_arguments(content),
+                id=_opt_str(_get(obj, "tool_call_id", "toolCallId") or obj.get("id")),
+            )
+        )
+    elif isinstance(content, str):
+        parts.append(TextPart(text=content))
+    elif isinstance(content, list):
+        for item in content:
+            part = _chat_content_item(item)
+            if part is not None:
+                parts.append(part)
+    calls = _get(obj, "tool_calls", "toolCalls")
+    if isinstance(calls, list):
+        for call in calls:
+            if not isinstance(call, Mapping):
+                continue
+            fn = call.get("function")
+            fn_map: Mapping[str, object] = fn if isinstance(fn, Mapping) else call
+            parts.append(
+                ToolCallPart(
+                    name=str(fn_map.get("name") or ""),
+                    args=parse_arguments(fn_map.get("arguments", fn_map.get("args"))),
+                    id=_opt_str(call.get("id")),
+                )
+            )
+    return Message(role=role, parts=tuple(parts), name=name)
+
+
+def _chat_content_item(item: object) -> Part | None:
+    if isinstance(item, str):
+        return TextPart(text=item)
+    if not isinstance(item, Mapping):
+        return None
+    if item.get("type") in (None, "text", "input_text", "output_text"):
+        text = item.get("text", item.get("content"))
+        if isinstance(text, str):
+            return TextPart(text=text)
+    return _part_from_obj(item)
+
+
+def messages_from_value(value: object, *, default_role: str = "user") -> list[Message]:
+    """Parse a list of messages from an attribute value (JSON string or structured).
+
+    A single message object is accepted as a one-element list. Elements that are not
+    messages are skipped.
+
+    Raises:
+        orjson.JSONDecodeError: when ``value`` is a string that is not valid JSON.
+
+    """
+    data = load_json(value)
+    items: Iterable[object]
+    if isinstance(data, list):
+        items = data
+    elif isinstance(data, dict):
+        items = [data]
+    else:
+        return []
+    out = []
+    for item in items:
+        msg = message_from_obj(item, default_role=default_role)
+        if msg is not None:
+            out.append(msg)
+    return out

@@ -1,0 +1,153 @@
+"""Which reader answers which question first: the precedence of REFERENCE §5.5.
+
+Step kind: OpenInference → GenAI operation → Traceloop → ADK legacy marks → pydantic-ai
+→ heuristics. Model I/O: GenAI attributes → GenAI events/logs (≥1.37) → OpenInference
+→ framework histories (pydantic-ai, ADK ``llm_request``/``llm_response``) → Traceloop
+indexed keys → legacy GenAI events (≤1.36) → generic ``input.value``/``output.value``.
+Tool I/O: ``gen_ai.tool.call.*`` → ADK → OpenInference → Traceloop → pydantic-ai v2.
+
+Each field is resolved on its own: a span may get its tool name from one convention and
+its result from another (mixed instrumentation is normal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Final, TypeVar
+
+from tracescore.conventions.adk import AdkLegacy
+from tracescore.conventions.base import ConventionReader, Found, SpanView, StepKind, ToolIO, Usage
+from tracescore.conventions.genai import GenAIAttributes
+from tracescore.spans import SpanRecord
+
+__all__ = [
+    "KIND_READERS",
+    "MODEL_IO_READERS",
+    "TOOL_IO_READERS",
+    "capture_hint",
+    "classify",
+    "first_found",
+    "merged_tool_io",
+    "merged_usage",
+    "register_reader",
+]
+
+T = TypeVar("T")
+
+_GENAI = GenAIAttributes()
+_ADK = AdkLegacy()
+
+#: Readers asked for a span's step kind, in order.
+KIND_READERS: list[ConventionReader] = [_GENAI, _ADK]
+#: Readers asked for model input/output, instructions, tool definitions and usage.
+MODEL_IO_READERS: list[ConventionReader] = [_GENAI, _ADK]
+#: Readers asked about tool executions.
+TOOL_IO_READERS: list[ConventionReader] = [_GENAI, _ADK]
+#: Readers asked for the switch that turns content capture on.
+HINT_READERS: list[ConventionReader] = [_ADK, _GENAI]
+
+_MODEL_ATTRS: Final = ("gen_ai.request.model", "llm.model_name", "gen_ai.response.model")
+
+
+def register_reader(
+    reader: ConventionReader,
+    *,
+    kind: int | None = None,
+    model_io: int | None = None,
+    tool_io: int | None = None,
+    hint: int | None = None,
+) -> None:
+    """Insert ``reader`` into the precedence lists at the given positions (None = not at all).
+
+    Built-in readers register themselves this way; a user's own convention reader can too.
+    """
+    for position, readers in (
+        (kind, KIND_READERS),
+        (model_io, MODEL_IO_READERS),
+        (tool_io, TOOL_IO_READERS),
+        (hint, HINT_READERS),
+    ):
+        if position is not None and reader not in readers:
+            readers.insert(position, reader)
+
+
+def classify(span: SpanRecord) -> StepKind:
+    """The step kind of ``span``: the first reader that recognises it, else heuristics."""
+    for reader in KIND_READERS:
+        kind = reader.step_kind(span)
+        if kind is not None:
+            return kind
+    attrs = span.attributes
+    if "gen_ai.tool.name" in attrs:
+        return "tool"
+    for key in _MODEL_ATTRS:
+        if key in attrs:
+            return "llm"
+    return "other"
+
+
+def agent_name(span: SpanRecord) -> str | None:
+    """The agent name a span states, by reader precedence."""
+    for reader in KIND_READERS:
+        name = reader.agent_name(span)
+        if name:
+            return name
+    return None
+
+
+def first_found(
+    views: Sequence[SpanView],
+    question: Callable[[ConventionReader, SpanView], Found[T] | None],
+) -> Found[T] | None:
+    """Ask each view (outer span first) each model-I/O reader in order; first answer wins."""
+    for view in views:
+        for reader in MODEL_IO_READERS:
+            found = question(reader, view)
+            if found is not None:
+                return found
+    return None
+
+
+def merged_usage(views: Sequence[SpanView]) -> Usage | None:
+    """Token usage of one model call, field by field from the first reader that has it."""
+    inp: int | None = None
+    out: int | None = None
+    for view in views:
+        for reader in MODEL_IO_READERS:
+            usage = reader.usage(view)
+            if usage is None:
+                continue
+            inp = usage.input_tokens if inp is None else inp
+            out = usage.output_tokens if out is None else out
+            if inp is not None and out is not None:
+                return Usage(input_tokens=inp, output_tokens=out)
+    if inp is None and out is None:
+        return None
+    return Usage(input_tokens=inp, output_tokens=out)
+
+
+def merged_tool_io(view: SpanView) -> ToolIO:
+    """Everything the readers say about one tool span, each field from the first that has it."""
+    name = call_id = None
+    args = result = None
+    for reader in TOOL_IO_READERS:
+        io = reader.tool_io(view)
+        if io is None:
+            continue
+        name = name or io.name
+        call_id = call_id or io.call_id
+        args = args or io.args
+        result = result or io.result
+        if name and call_id and args and result:
+            break
+    return ToolIO(name=name, call_id=call_id, args=args, result=result)
+
+
+def capture_hint(spans: Sequence[SpanRecord]) -> str | None:
+    """How to enable content capture for the convention these spans follow."""
+    for reader in HINT_READERS:
+        for span in spans:
+            hint = reader.capture_hint(span)
+            if hint:
+                return hint
+    return None

@@ -1,0 +1,150 @@
+"""The invocation: one agent run rebuilt from telemetry, the unit every criterion scores.
+
+These dataclasses are what the pipeline passes between stages; pydantic appears only
+at the edges (evalset files, config, receiver input). They are frozen: a criterion
+can never change what another criterion sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tracescore.conventions.messages import JsonValue
+
+__all__ = [
+    "AgentText",
+    "Conversation",
+    "Invocation",
+    "InvocationStatus",
+    "NotEvaluableReason",
+    "TokenUsage",
+    "ToolCall",
+]
+
+InvocationStatus = Literal["ok", "not_evaluable"]
+
+#: Why an invocation cannot be scored. Each has a human explanation in ``Invocation.reason``.
+NotEvaluableReason = Literal[
+    "content_not_captured",
+    "no_model_call",
+    "no_user_message",
+    "incomplete_trace",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One tool call the model made, joined with its execution when telemetry has it.
+
+    Attributes:
+        name: Tool name as the model called it.
+        args: Arguments as the model wrote them (usually a dict; ``None`` when absent).
+        id: The call id (model's id, else the execution span's ``gen_ai.tool.call.id``).
+        result: The tool's result, when captured.
+        error: Error type or message when the execution failed, else None.
+        agent: The agent that called the tool.
+        start_ns: Start of the execution span, when there is one.
+        end_ns: End of the execution span, when there is one.
+        span_id: The execution span id, when there is one.
+
+    """
+
+    name: str
+    args: JsonValue = None
+    id: str | None = None
+    result: JsonValue = None
+    error: str | None = None
+    agent: str | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    span_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentText:
+    """Natural-language text an agent produced before the final response."""
+
+    author: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenUsage:
+    """Token totals over an invocation's model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invocation:
+    """One agent run: a user turn, what the agent did, and what it answered.
+
+    Attributes:
+        trace_id: Hex trace id the run was read from.
+        invocation_id: Framework invocation id (ADK ``invocation_id``), else
+            ``<trace_id>:<root span id>``.
+        conversation_id: Session/conversation id shared by the turns of one conversation.
+        agent: Name of the root agent, when known.
+        agents: Agents in the order they were first visited.
+        user_content: The user's message text.
+        tool_calls: Tool calls in the order the model made them.
+        intermediate_responses: Text produced before the final response, with its author.
+        final_response: The final response text, or None when the run produced none.
+        usage: Token totals; ``inference_calls`` counts model calls.
+        start_ns: Start of the run's root span.
+        end_ns: End of the run's root span.
+        status: ``ok`` or ``not_evaluable``.
+        reason_code: Machine-readable reason when not evaluable.
+        reason: Human explanation (names the switch that enables capture, when relevant).
+        warnings: Problems met while rebuilding (truncated payloads, dropped records...).
+        provenance: Field name → where it was read (attribute or event name).
+        system_instructions: Developer instructions of the root agent, when captured.
+        tool_definitions: Tool declarations offered to the model, when captured.
+        tags: ``tracescore.*`` attributes found on the run (e.g. golden eval ids).
+        root_span_id: The span the invocation was rooted at.
+
+    """
+
+    trace_id: str
+    invocation_id: str
+    conversation_id: str | None = None
+    agent: str | None = None
+    agents: tuple[str, ...] = ()
+    user_content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    intermediate_responses: tuple[AgentText, ...] = ()
+    final_response: str | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    inference_calls: int = 0
+    start_ns: int = 0
+    end_ns: int = 0
+    status: InvocationStatus = "ok"
+    reason_code: NotEvaluableReason | None = None
+    reason: str | None = None
+    warnings: tuple[str, ...] = ()
+    provenance: Mapping[str, str] = field(default_factory=dict)
+    system_instructions: str | None = None
+    tool_definitions: JsonValue = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    root_span_id: str | None = None
+
+    @property
+    def duration_s(self) -> float:
+        """Wall-clock duration of the run in seconds."""
+        return max(0, self.end_ns - self.start_ns) / 1e9
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Conversation:
+    """Invocations sharing one conversation id, in the order they started."""
+
+    conversation_id: str
+    invocations: tuple[Invocation, ...]

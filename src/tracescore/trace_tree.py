@@ -1,0 +1,139 @@
+"""Cut one trace's span tree into agent runs (the future invocations) and their steps.
+
+Rules (REFERENCE §5.1, §5.5):
+
+* An agent run is rooted at the outermost agent-ish span (``invocation``, ``workflow``,
+  ``agent``). Agent spans below it are sub-agents of the same run.
+* An agent-ish span *under a tool span* starts a run of its own (ADK ``AgentTool``,
+  agents used as tools): its spans belong to that nested run, not to the caller.
+* Model-call spans nested in a model-call span are one call seen by two instrumentations
+  (e.g. ADK ``call_llm`` › ``generate_content``): the outer one is the step, the inner
+  ones are extra sources for it. Model calls made *inside a tool* are the tool's business
+  and not steps of the run; same for tool spans nested in a tool span (e.g. an MCP
+  ``tools/call`` client span under the framework's ``execute_tool``).
+* Model and tool spans outside any agent-ish span (plain LLM instrumentation, chains)
+  form a run rooted at their tree root.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tracescore.conventions.base import SpanView, StepKind
+from tracescore.conventions.registry import agent_name, classify
+from tracescore.spans import LogRecord, SpanRecord
+
+__all__ = ["AgentRun", "LlmStep", "ToolStep", "split_runs"]
+
+_AGENTISH: frozenset[StepKind] = frozenset({"invocation", "workflow", "agent"})
+
+
+@dataclass(slots=True)
+class LlmStep:
+    """One model call: its span view, views of nested spans of the same call, its agent."""
+
+    view: SpanView
+    agent: str | None
+    nested: list[SpanView] = field(default_factory=list)
+
+    @property
+    def views(self) -> list[SpanView]:
+        """The outer view first, then the nested ones."""
+        return [self.view, *self.nested]
+
+
+@dataclass(slots=True)
+class ToolStep:
+    """One tool execution span and the agent that ran it."""
+
+    view: SpanView
+    agent: str | None
+
+
+@dataclass(slots=True)
+class AgentRun:
+    """The spans of one agent run, sorted into steps (in tree order; sort by start later)."""
+
+    root: SpanRecord
+    spans: list[SpanRecord] = field(default_factory=list)
+    llm_steps: list[LlmStep] = field(default_factory=list)
+    tool_steps: list[ToolStep] = field(default_factory=list)
+    agent_views: list[SpanView] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Ctx:
+    run: AgentRun | None
+    agent: str | None
+    in_tool: bool
+    llm: LlmStep | None
+
+
+def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> list[AgentRun]:
+    """Group the spans of one trace into agent runs, ordered by start time.
+
+    Args:
+        spans: Finished spans of a single trace, in any order.
+        logs: Log records of the same trace; those with a span id are attached to it.
+
+    """
+    by_id = {s.span_id: s for s in spans}
+    children: dict[str | None, list[SpanRecord]] = defaultdict(list)
+    tops: list[SpanRecord] = []
+    for s in spans:
+        if s.parent_span_id is None or s.parent_span_id not in by_id:
+            tops.append(s)
+        else:
+            children[s.parent_span_id].append(s)
+    logs_by_span: dict[str, list[LogRecord]] = defaultdict(list)
+    for log in logs:
+        if log.span_id:
+            logs_by_span[log.span_id].append(log)
+
+    def view(span: SpanRecord) -> SpanView:
+        return SpanView(span, logs_by_span.get(span.span_id, []))
+
+    runs: list[AgentRun] = []
+    tops.sort(key=lambda s: s.start_ns)
+    for top in tops:
+        loose = AgentRun(root=top)
+        stack: list[tuple[SpanRecord, _Ctx]] = [(top, _Ctx(None, None, False, None))]
+        while stack:
+            span, ctx = stack.pop()
+            kind = classify(span)
+            run, agent, in_tool, llm = ctx.run, ctx.agent, ctx.in_tool, ctx.llm
+            if kind in _AGENTISH:
+                name = agent_name(span)
+                if run is None or in_tool:
+                    run = AgentRun(root=span)
+                    runs.append(run)
+                    in_tool, llm = False, None
+                if name and name != agent:
+                    run.agents.append(name)
+                    agent = name
+                run.agent_views.append(view(span))
+            owner = run if run is not None else loose
+            owner.spans.append(span)
+            if kind == "llm" and not in_tool:
+                if llm is None:
+                    llm = LlmStep(view(span), agent_name(span) or agent)
+                    owner.llm_steps.append(llm)
+                else:
+                    llm.nested.append(view(span))
+            elif kind == "tool":
+                if not in_tool:
+                    owner.tool_steps.append(ToolStep(view(span), agent))
+                in_tool = True
+            kids = children.get(span.span_id)
+            if kids:
+                next_ctx = _Ctx(run, agent, in_tool, llm)
+                # Reverse start order on a LIFO stack = visit children in start order.
+                for kid in sorted(kids, key=lambda s: s.start_ns, reverse=True):
+                    stack.append((kid, next_ctx))
+        if loose.llm_steps or (loose.tool_steps and not runs):
+            runs.append(loose)
+    runs.sort(key=lambda r: r.root.start_ns)
+    return runs

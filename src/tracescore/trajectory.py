@@ -1,0 +1,394 @@
+"""Spans of one trace → invocations. Pure and synchronous.
+
+For each agent run (see :mod:`tracescore.trace_tree`) the invocation is rebuilt the way
+ADK's ``EvaluationGenerator.convert_events_to_eval_invocations`` reads session events:
+
+* user content = the last user message with text in the first model call's input
+  (each call's input carries the whole history, so later turns' inputs still work);
+* tool calls = the tool-call parts of each model response, in model order (parallel
+  calls keep the model's order; ``transfer_to_agent`` is a call like any other), joined
+  to their execution spans by call id, else by name and order;
+* final response = the last model response with text and no tool call; the text of
+  every other response is intermediate, authored by the agent that produced it.
+
+When no model output was captured but tool spans were, tool calls come from the tool
+spans in start order and the invocation says so in its warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tracescore.conventions.base import ConventionReader, SpanView
+from tracescore.conventions.messages import JsonValue, Message, ToolResultPart
+from tracescore.conventions.registry import (
+    capture_hint,
+    first_found,
+    merged_tool_io,
+    merged_usage,
+)
+from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage, ToolCall
+from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
+from tracescore.trace_tree import AgentRun, LlmStep, split_runs
+
+__all__ = ["build_invocations"]
+
+_CONVERSATION_KEYS = (
+    "gen_ai.conversation.id",
+    "session.id",
+    "gcp.vertex.agent.session_id",
+    "traceloop.association.properties.session_id",
+    "traceloop.association.properties.conversation_id",
+    "traceloop.association.properties.thread_id",
+    "traceloop.association.properties.chat_id",
+)
+_TAG_PREFIX = "tracescore."
+
+
+@dataclass(slots=True)
+class _Response:
+    agent: str | None
+    message: Message
+    source: str
+
+
+@dataclass(slots=True)
+class _Exec:
+    name: str
+    call_id: str | None
+    args: JsonValue
+    result: JsonValue
+    error: str | None
+    agent: str | None
+    span: SpanRecord
+    used: bool = False
+
+
+def build_invocations(
+    spans: Sequence[SpanRecord],
+    logs: Sequence[LogRecord] = (),
+    *,
+    complete: bool = True,
+) -> list[Invocation]:
+    """Rebuild every invocation in one trace.
+
+    Args:
+        spans: All spans of one trace (any order). Spans of other traces are a bug.
+        logs: Log records of the same trace (GenAI content events).
+        complete: False when the trace was flushed before its root ended (TTL); its
+            invocations are then ``not_evaluable`` with reason ``incomplete_trace``.
+
+    Returns:
+        Invocations ordered by start time; empty when the trace has no agent activity.
+
+    """
+    return [_build(run, complete=complete) for run in split_runs(spans, logs)]
+
+
+def _build(run: AgentRun, *, complete: bool) -> Invocation:
+    root = run.root
+    provenance: dict[str, str] = {}
+    warnings: list[str] = []
+    llm_steps = sorted(run.llm_steps, key=lambda s: s.view.span.start_ns)
+    tool_steps = sorted(run.tool_steps, key=lambda s: s.view.span.start_ns)
+
+    user, responses, missing_outputs = _conversation(run, llm_steps, provenance)
+    execs = [_exec(step.view, step.agent) for step in tool_steps]
+    if responses and not missing_outputs:
+        calls = _join_calls(responses, execs, llm_steps, provenance)
+    else:
+        if execs and llm_steps:
+            warnings.append(
+                "model outputs were not captured: tool calls read from tool spans in start order"
+            )
+        calls = [_call_from_exec(e) for e in execs]
+        if execs:
+            provenance.setdefault("tool_calls", "tool spans")
+
+    final_idx = _final_index(responses)
+    final = responses[final_idx].message.text() if final_idx is not None else None
+    intermediate = tuple(
+        AgentText(author=r.agent or "", text=text)
+        for i, r in enumerate(responses)
+        if i != final_idx and (text := r.message.text())
+    )
+
+    usage_in = usage_out = 0
+    for step in llm_steps:
+        usage = merged_usage(step.views)
+        if usage is not None:
+            usage_in += usage.input_tokens or 0
+            usage_out += usage.output_tokens or 0
+
+    system = tools = None
+    if llm_steps:
+        first_views = llm_steps[0].views
+        found_sys = first_found(first_views, ConventionReader.system_instructions)
+        if found_sys is not None:
+            system = found_sys.value
+            provenance["system_instructions"] = found_sys.source
+        found_tools = first_found(first_views, ConventionReader.tool_definitions)
+        if found_tools is not None:
+            tools = found_tools.value
+            provenance["tool_definitions"] = found_tools.source
+
+    conversation_id = _first_attr(run.spans, _CONVERSATION_KEYS, provenance, "conversation_id")
+    invocation_id = (
+        _first_attr(run.spans, ("gcp.vertex.agent.invocation_id",), provenance, "invocation_id")
+        or f"{root.trace_id}:{root.span_id}"
+    )
+
+    for view in _all_views(run):
+        warnings.extend(view.warnings)
+
+    reason_code, reason = _evaluability(run, user, responses, complete)
+    return Invocation(
+        trace_id=root.trace_id,
+        invocation_id=invocation_id,
+        conversation_id=conversation_id,
+        agent=run.agents[0] if run.agents else (llm_steps[0].agent if llm_steps else None),
+        agents=tuple(run.agents),
+        user_content=user,
+        tool_calls=tuple(calls),
+        intermediate_responses=intermediate,
+        final_response=final,
+        usage=TokenUsage(input_tokens=usage_in, output_tokens=usage_out),
+        inference_calls=len(llm_steps),
+        start_ns=root.start_ns,
+        end_ns=root.end_ns,
+        status="ok" if reason_code is None else "not_evaluable",
+        reason_code=reason_code,
+        reason=reason,
+        warnings=tuple(dict.fromkeys(warnings)),
+        provenance=provenance,
+        system_instructions=system,
+        tool_definitions=tools,
+        tags=_tags(run.spans),
+        root_span_id=root.span_id,
+    )
+
+
+def _conversation(
+    run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]
+) -> tuple[str | None, list[_Response], int]:
+    """User text, model responses in order, and how many model calls had no output."""
+    user: str | None = None
+    if llm_steps:
+        found_in = first_found(llm_steps[0].views, ConventionReader.llm_input)
+        if found_in is not None:
+            user = _last_user_text(found_in.value)
+            if user is not None:
+                provenance["user_content"] = found_in.source
+    responses: list[_Response] = []
+    missing = 0
+    sources: list[str] = []
+    for step in llm_steps:
+        found_out = first_found(step.views, ConventionReader.llm_output)
+        message = _reply(found_out.value) if found_out is not None else None
+        if found_out is None or message is None:
+            missing += 1
+            continue
+        responses.append(_Response(step.agent, message, found_out.source))
+        sources.append(found_out.source)
+    if sources:
+        provenance["responses"] = ", ".join(dict.fromkeys(sources))
+    if (user is None or missing) and run.agent_views:
+        history = first_found(run.agent_views, ConventionReader.history)
+        if history is not None:
+            if user is None:
+                user = _last_user_text(history.value)
+                if user is not None:
+                    provenance["user_content"] = history.source
+            if missing:
+                agent = run.agents[0] if run.agents else None
+                responses = [
+                    _Response(agent, m, history.source)
+                    for m in _after_last_user(history.value)
+                    if m.is_assistant
+                ]
+                missing = 0 if responses else missing
+                provenance["responses"] = history.source
+    return user, responses, missing
+
+
+def _reply(messages: list[Message]) -> Message | None:
+    """The model's reply among output messages: the first assistant message (choice 0)."""
+    for msg in messages:
+        if msg.is_assistant:
+            return msg
+    return messages[0] if messages else None
+
+
+def _last_user_text(messages: Iterable[Message]) -> str | None:
+    text = None
+    for msg in messages:
+        if msg.is_user:
+            t = msg.text()
+            if t is not None:
+                text = t
+    return text
+
+
+def _after_last_user(messages: list[Message]) -> list[Message]:
+    last = -1
+    for i, msg in enumerate(messages):
+        if msg.is_user and msg.text() is not None:
+            last = i
+    return messages[last + 1 :]
+
+
+def _exec(view: SpanView, agent: str | None) -> _Exec:
+    io = merged_tool_io(view)
+    span = view.span
+    error = None
+    if span.status_code == STATUS_ERROR:
+        etype = span.attributes.get("error.type")
+        error = str(etype) if etype else (span.status_message or "error")
+    return _Exec(
+        name=io.name or span.name,
+        call_id=io.call_id,
+        args=io.args.value if io.args is not None else None,
+        result=io.result.value if io.result is not None else None,
+        error=error,
+        agent=agent,
+        span=span,
+    )
+
+
+def _call_from_exec(e: _Exec, *, name: str | None = None, args: JsonValue = None) -> ToolCall:
+    return ToolCall(
+        name=name or e.name,
+        args=args if args is not None else e.args,
+        id=e.call_id,
+        result=e.result,
+        error=e.error,
+        agent=e.agent,
+        start_ns=e.span.start_ns,
+        end_ns=e.span.end_ns,
+        span_id=e.span.span_id,
+    )
+
+
+def _join_calls(
+    responses: list[_Response],
+    execs: list[_Exec],
+    llm_steps: list[LlmStep],
+    provenance: dict[str, str],
+) -> list[ToolCall]:
+    """Model tool calls in order, each joined to its execution (id, else name and order)."""
+    by_id = {e.call_id: e for e in execs if e.call_id}
+    calls: list[ToolCall] = []
+    unresolved: list[int] = []
+    for resp in responses:
+        for part in resp.message.tool_calls():
+            match = by_id.get(part.id) if part.id else None
+            if match is None or match.used:
+                match = next((e for e in execs if not e.used and e.name == part.name), None)
+            if match is not None:
+                match.used = True
+                call = _call_from_exec(match, name=part.name, args=part.args)
+                calls.append(
+                    ToolCall(
+                        name=part.name,
+                        args=part.args if part.args is not None else match.args,
+                        id=part.id or match.call_id,
+                        result=call.result,
+                        error=call.error,
+                        agent=resp.agent or match.agent,
+                        start_ns=call.start_ns,
+                        end_ns=call.end_ns,
+                        span_id=call.span_id,
+                    )
+                )
+            else:
+                unresolved.append(len(calls))
+                calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
+    if calls:
+        provenance["tool_calls"] = provenance.get("responses", "model output")
+    if unresolved and len(llm_steps) > 1:
+        _results_from_history(calls, unresolved, llm_steps[-1], provenance)
+    return calls
+
+
+def _results_from_history(
+    calls: list[ToolCall], unresolved: list[int], last: LlmStep, provenance: dict[str, str]
+) -> None:
+    """Fill results of calls with no tool span from the tool results in a later request."""
+    found = first_found(last.views, ConventionReader.llm_input)
+    if found is None:
+        return
+    results: list[ToolResultPart] = [p for m in found.value for p in m.tool_results()]
+    by_id = {r.id: r for r in results if r.id}
+    used: set[int] = set()
+    for idx in unresolved:
+        call = calls[idx]
+        hit = by_id.get(call.id) if call.id else None
+        if hit is None:
+            hit = next((r for r in results if id(r) not in used and r.name == call.name), None)
+        if hit is not None:
+            used.add(id(hit))
+            calls[idx] = ToolCall(
+                name=call.name, args=call.args, id=call.id, result=hit.response, agent=call.agent
+            )
+            provenance["tool_results"] = found.source
+
+
+def _final_index(responses: list[_Response]) -> int | None:
+    for i in range(len(responses) - 1, -1, -1):
+        msg = responses[i].message
+        if not msg.tool_calls() and msg.text() is not None:
+            return i
+    return None
+
+
+def _first_attr(
+    spans: Sequence[SpanRecord],
+    keys: Sequence[str],
+    provenance: dict[str, str],
+    field_name: str,
+) -> str | None:
+    for key in keys:
+        for span in spans:
+            value = span.attributes.get(key)
+            if value is None:
+                value = span.resource.get(key)
+            if value not in (None, ""):
+                provenance[field_name] = key
+                return str(value)
+    return None
+
+
+def _tags(spans: Sequence[SpanRecord]) -> dict[str, str]:
+    tags: dict[str, str] = {}
+    for span in spans:
+        for source in (span.resource, span.attributes):
+            for key, value in source.items():
+                if key.startswith(_TAG_PREFIX) and value is not None:
+                    tags.setdefault(key, str(value))
+    return tags
+
+
+def _all_views(run: AgentRun) -> Iterable[SpanView]:
+    for step in run.llm_steps:
+        yield from step.views
+    for tool in run.tool_steps:
+        yield tool.view
+    yield from run.agent_views
+
+
+def _evaluability(
+    run: AgentRun,
+    user: str | None,
+    responses: list[_Response],
+    complete: bool,
+) -> tuple[NotEvaluableReason | None, str | None]:
+    if not complete:
+        return "incomplete_trace", "the trace was flushed before its root span ended"
+    if not run.llm_steps and not responses:
+        return "no_model_call", "no model call was found in this agent run"
+    if user is None or not responses:
+        what = "user message" if user is None else "model output"
+        hint = capture_hint(run.spans) or "turn on message content capture in the agent"
+        return "content_not_captured", f"content not captured ({what} missing): {hint}"
+    return None, None
