@@ -7,7 +7,7 @@ can never change what another criterion sees.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,6 +21,7 @@ __all__ = [
     "NotEvaluableReason",
     "TokenUsage",
     "ToolCall",
+    "group_conversations",
 ]
 
 InvocationStatus = Literal["ok", "not_evaluable"]
@@ -148,3 +149,20 @@ class Conversation:
 
     conversation_id: str
     invocations: tuple[Invocation, ...]
+
+
+def group_conversations(invocations: Sequence[Invocation]) -> list[Conversation]:
+    """Group invocations by conversation id (each id-less one alone), ordered by start.
+
+    Conversations are ordered by their first invocation's start time.
+    """
+    groups: dict[str, list[Invocation]] = {}
+    for inv in invocations:
+        key = inv.conversation_id or f"trace-{inv.trace_id}-{inv.root_span_id}"
+        groups.setdefault(key, []).append(inv)
+    conversations = [
+        Conversation(conversation_id=key, invocations=tuple(sorted(invs, key=lambda i: i.start_ns)))
+        for key, invs in groups.items()
+    ]
+    conversations.sort(key=lambda c: c.invocations[0].start_ns)
+    return conversations

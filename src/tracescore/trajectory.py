@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tracescore.conventions.base import ConventionReader, SpanView
+from tracescore.conventions.base import SpanView
 from tracescore.conventions.messages import JsonValue, Message, ToolResultPart
 from tracescore.conventions.registry import (
     capture_hint,
@@ -124,11 +124,11 @@ def _build(run: AgentRun, *, complete: bool) -> Invocation:
     system = tools = None
     if llm_steps:
         first_views = llm_steps[0].views
-        found_sys = first_found(first_views, ConventionReader.system_instructions)
+        found_sys = first_found(first_views, lambda r, v: r.system_instructions(v))
         if found_sys is not None:
             system = found_sys.value
             provenance["system_instructions"] = found_sys.source
-        found_tools = first_found(first_views, ConventionReader.tool_definitions)
+        found_tools = first_found(first_views, lambda r, v: r.tool_definitions(v))
         if found_tools is not None:
             tools = found_tools.value
             provenance["tool_definitions"] = found_tools.source
@@ -175,7 +175,7 @@ def _conversation(
     """User text, model responses in order, and how many model calls had no output."""
     user: str | None = None
     if llm_steps:
-        found_in = first_found(llm_steps[0].views, ConventionReader.llm_input)
+        found_in = first_found(llm_steps[0].views, lambda r, v: r.llm_input(v))
         if found_in is not None:
             user = _last_user_text(found_in.value)
             if user is not None:
@@ -184,7 +184,7 @@ def _conversation(
     missing = 0
     sources: list[str] = []
     for step in llm_steps:
-        found_out = first_found(step.views, ConventionReader.llm_output)
+        found_out = first_found(step.views, lambda r, v: r.llm_output(v))
         message = _reply(found_out.value) if found_out is not None else None
         if found_out is None or message is None:
             missing += 1
@@ -194,7 +194,7 @@ def _conversation(
     if sources:
         provenance["responses"] = ", ".join(dict.fromkeys(sources))
     if (user is None or missing) and run.agent_views:
-        history = first_found(run.agent_views, ConventionReader.history)
+        history = first_found(run.agent_views, lambda r, v: r.history(v))
         if history is not None:
             if user is None:
                 user = _last_user_text(history.value)
@@ -315,7 +315,7 @@ def _results_from_history(
     calls: list[ToolCall], unresolved: list[int], last: LlmStep, provenance: dict[str, str]
 ) -> None:
     """Fill results of calls with no tool span from the tool results in a later request."""
-    found = first_found(last.views, ConventionReader.llm_input)
+    found = first_found(last.views, lambda r, v: r.llm_input(v))
     if found is None:
         return
     results: list[ToolResultPart] = [p for m in found.value for p in m.tool_results()]

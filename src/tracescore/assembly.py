@@ -1,0 +1,156 @@
+"""Group a stream of span and log records into whole traces, with bounded memory.
+
+Input arrives as export batches in which traces are spread out and interleaved (the
+Collector's ``file`` exporter writes one batch per line). A trace is complete when its
+root span has arrived and nothing new for it arrived during an *idle window*; a trace
+whose root never comes is flushed after a longer window (its root may be remote: an
+agent called from another service). Windows are counted in records, not seconds, so
+reading a file is deterministic and independent of the host clock.
+
+Memory is bounded by the traces in flight, not the input size: ``max_traces`` and
+``max_spans_per_trace`` cap it; what exceeds them is counted, never silently lost.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from tracescore.spans import LogRecord, SpanRecord
+
+__all__ = ["AssembledTrace", "DropReason", "TraceAssembler"]
+
+DropReason = Literal["late_record", "trace_too_large", "no_trace_id"]
+
+_RECENT_MAX: Final = 200_000
+
+
+@dataclass(slots=True, kw_only=True)
+class AssembledTrace:
+    """The records of one trace, handed on once it is considered complete.
+
+    Attributes:
+        trace_id: Hex trace id.
+        spans: Spans in arrival order.
+        logs: Correlated log records in arrival order.
+        root_seen: Whether a span without parent arrived.
+        evicted: True when pushed out by ``max_traces`` before its idle window ended.
+
+    """
+
+    trace_id: str
+    spans: list[SpanRecord] = field(default_factory=list)
+    logs: list[LogRecord] = field(default_factory=list)
+    root_seen: bool = False
+    evicted: bool = False
+    last_seq: int = 0
+
+
+class TraceAssembler:
+    """Collects records per trace id and releases traces when complete.
+
+    Not thread-safe: one assembler per pipeline, fed from one thread.
+
+    Args:
+        idle_records: Records that must pass without news of a trace whose root has
+            arrived before it is released. Rootless traces wait twice as long.
+        max_traces: Traces held at once; beyond it the oldest is released early.
+        max_spans_per_trace: Spans kept per trace; more are dropped and counted.
+
+    """
+
+    def __init__(
+        self,
+        *,
+        idle_records: int = 20_000,
+        max_traces: int = 100_000,
+        max_spans_per_trace: int = 20_000,
+    ) -> None:
+        self.idle_records = idle_records
+        self.max_traces = max_traces
+        self.max_spans_per_trace = max_spans_per_trace
+        self._pending: OrderedDict[str, AssembledTrace] = OrderedDict()
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._seq = 0
+        self._next_check = idle_records
+        #: Records not assembled, by reason.
+        self.dropped: Counter[DropReason] = Counter()
+
+    @property
+    def in_flight(self) -> int:
+        """Traces currently held."""
+        return len(self._pending)
+
+    def _trace(self, trace_id: str) -> AssembledTrace | None:
+        trace = self._pending.get(trace_id)
+        if trace is None:
+            if trace_id in self._recent:
+                return None
+            trace = AssembledTrace(trace_id=trace_id)
+            self._pending[trace_id] = trace
+        else:
+            self._pending.move_to_end(trace_id)
+        trace.last_seq = self._seq
+        return trace
+
+    def add(
+        self, spans: Iterable[SpanRecord], logs: Iterable[LogRecord] = ()
+    ) -> list[AssembledTrace]:
+        """Add records; return the traces that became complete (possibly none)."""
+        for span in spans:
+            self._seq += 1
+            trace = self._trace(span.trace_id)
+            if trace is None:
+                self.dropped["late_record"] += 1
+            elif len(trace.spans) >= self.max_spans_per_trace:
+                self.dropped["trace_too_large"] += 1
+            else:
+                trace.spans.append(span)
+                if span.parent_span_id is None:
+                    trace.root_seen = True
+        for log in logs:
+            self._seq += 1
+            if not log.trace_id:
+                self.dropped["no_trace_id"] += 1
+                continue
+            trace = self._trace(log.trace_id)
+            if trace is None:
+                self.dropped["late_record"] += 1
+            else:
+                trace.logs.append(log)
+        done: list[AssembledTrace] = []
+        while len(self._pending) > self.max_traces:
+            _, trace = self._pending.popitem(last=False)
+            trace.evicted = True
+            done.append(self._release(trace))
+        if self._seq >= self._next_check:
+            self._next_check = self._seq + max(1, self.idle_records // 8)
+            done.extend(self._expire())
+        return done
+
+    def _expire(self) -> list[AssembledTrace]:
+        done = []
+        horizon = self._seq - self.idle_records
+        for trace_id in list(self._pending):
+            trace = self._pending[trace_id]
+            if trace.last_seq > horizon:
+                # Ordered by last activity: everything after this is fresher.
+                break
+            if trace.root_seen or trace.last_seq <= horizon - self.idle_records:
+                del self._pending[trace_id]
+                done.append(self._release(trace))
+        return done
+
+    def _release(self, trace: AssembledTrace) -> AssembledTrace:
+        self._recent[trace.trace_id] = None
+        if len(self._recent) > _RECENT_MAX:
+            self._recent.popitem(last=False)
+        return trace
+
+    def flush(self) -> list[AssembledTrace]:
+        """Release every trace still held (end of input), oldest activity first."""
+        done = [self._release(t) for t in self._pending.values()]
+        self._pending.clear()
+        return done

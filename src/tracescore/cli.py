@@ -1,0 +1,237 @@
+"""The ``tracescore`` command line: a thin layer over the library.
+
+Exit codes: 0 clean; 1 some records were bad (output still written) or ``--strict``
+stopped at one; 2 usage error or unreadable input. User mistakes are one line on
+stderr, never a traceback. Every option can also be set from the environment
+(``TRACESCORE_<COMMAND>_<OPTION>``, e.g. ``TRACESCORE_IMPORT_STRICT=1``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Final
+
+import click
+import orjson
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tracescore import __version__
+from tracescore.evalset import conversations_to_evalset
+from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
+from tracescore.export import write_jsonl
+from tracescore.formats.base import Batch
+from tracescore.formats.files import expand_paths, read_file
+from tracescore.importer import ImportStats, invocations_from_batches
+from tracescore.model import Invocation, group_conversations
+
+__all__ = ["main"]
+
+_SHOWN_ERRORS: Final = 20
+_PROGRESS_MIN_BYTES: Final = 8 * 1024 * 1024
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@click.group(context_settings={"auto_envvar_prefix": "TRACESCORE"})
+@click.version_option(__version__, prog_name="tracescore")
+@click.option(
+    "--log-level",
+    default="WARNING",
+    show_default=True,
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    help="Verbosity of tracescore's own log on stderr.",
+)
+def main(log_level: str) -> None:
+    """Score LLM agents from their OpenTelemetry traces."""
+    logging.basicConfig(
+        level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+
+
+def _format_for(output: str, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    return "evalset" if output.endswith(".json") else "jsonl"
+
+
+class _Reporter:
+    """Prints located errors as they come (the first few) and the closing summary."""
+
+    def __init__(self, console: Console, *, quiet: bool) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.shown = 0
+
+    def error(self, error: TraceFormatError) -> None:
+        self.shown += 1
+        if self.shown <= _SHOWN_ERRORS:
+            self.console.print(f"bad record: {error.located()}", markup=False)
+
+    def summary(self, stats: ImportStats, *, written: int, skipped: int, output: str) -> None:
+        if self.shown > _SHOWN_ERRORS:
+            self.console.print(f"... and {self.shown - _SHOWN_ERRORS} more bad records")
+        if self.quiet:
+            return
+        if stats.empty:
+            self.console.print("empty input: no spans or log records were found")
+            return
+        lines = [
+            f"read      {stats.files} file(s), {stats.records} batch(es), "
+            f"{stats.spans} span(s), {stats.logs} log record(s)",
+            f"traces    {stats.traces} ({stats.traces_without_agent} without agent activity)",
+            f"invocations {stats.invocations}, written {written} to {output}",
+        ]
+        if stats.not_evaluable:
+            reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.not_evaluable.items()))
+            lines.append(f"not evaluable {sum(stats.not_evaluable.values())}: {reasons}")
+        if skipped:
+            lines.append(f"left out of the evalset (not evaluable): {skipped}")
+        if stats.dropped:
+            dropped = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
+            lines.append(f"dropped   {dropped}")
+        lines.append(f"bad records {stats.bad_records}")
+        for line in lines:
+            self.console.print(line, markup=False)
+
+
+def _batches(files: Sequence[str], console: Console, stats: ImportStats) -> Iterator[Batch]:
+    """Read files in order, with a progress bar when the input is large and stderr a TTY."""
+    sizes = [_size(f) for f in files]
+    if not (console.is_terminal and sum(sizes) >= _PROGRESS_MIN_BYTES):
+        for path in files:
+            yield from read_file(path, stdin=sys.stdin.buffer)
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[spans]} spans"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("importing", total=sum(sizes), spans=0)
+        for path, size in zip(files, sizes):
+            for n, batch in enumerate(read_file(path, stdin=sys.stdin.buffer)):
+                if n % 256 == 0:
+                    progress.update(task, spans=stats.spans)
+                yield batch
+            progress.advance(task, size)
+
+
+def _size(path: str) -> int:
+    try:
+        return 0 if path == "-" else os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _open_output(output: str) -> tuple[IO[bytes], str | None]:
+    """Open the output; files are written to a temp file and renamed when complete."""
+    if output == "-":
+        return sys.stdout.buffer, None
+    target = Path(output)
+    if target.parent and not target.parent.exists():
+        raise InputError(f"{output}: directory {target.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    return os.fdopen(fd, "wb"), tmp
+
+
+@main.command("import")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "-o",
+    "--output",
+    default="-",
+    show_default=True,
+    help="Where to write: a file, or - for stdout.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["evalset", "jsonl"]),
+    default=None,
+    help="evalset (ADK *.evalset.json) or jsonl (one invocation per line). "
+    "Default: evalset when OUTPUT ends in .json, else jsonl.",
+)
+@click.option("--eval-set-id", default=None, help="eval_set_id of the written evalset.")
+@click.option("--strict", is_flag=True, help="Stop at the first bad record.")
+@click.option("-q", "--quiet", is_flag=True, help="No summary on stderr.")
+def import_command(
+    paths: tuple[str, ...],
+    output: str,
+    fmt: str | None,
+    eval_set_id: str | None,
+    strict: bool,
+    quiet: bool,
+) -> None:
+    """Rebuild agent invocations from trace files and write them as goldens or JSON Lines.
+
+    PATHS are files, directories, glob patterns or - (stdin): OTLP JSON Lines as the
+    Collector's file exporter writes them, single OTLP JSON documents, Tempo and Jaeger
+    downloads, length-prefixed OTLP protobuf, any of them gzipped.
+    """
+    console = _stderr()
+    reporter = _Reporter(console, quiet=quiet)
+    stats = ImportStats()
+    fmt = _format_for(output, fmt)
+    try:
+        files = expand_paths(paths)
+        stats.files = len(files)
+        out, tmp = _open_output(output)
+        try:
+            invocations = invocations_from_batches(
+                _batches(files, console, stats), stats, strict=strict, on_error=reporter.error
+            )
+            written, skipped = _write(
+                invocations, out, fmt=fmt, eval_set_id=eval_set_id, output=output
+            )
+        except BaseException:
+            if tmp is not None:
+                out.close()
+                os.unlink(tmp)
+            raise
+        if tmp is not None:
+            out.close()
+            os.replace(tmp, output)
+    except TraceFormatError as exc:
+        console.print(f"bad record (--strict): {exc.located()}", markup=False)
+        raise SystemExit(1) from None
+    except TracescoreError as exc:
+        console.print(f"error: {exc}", markup=False)
+        raise SystemExit(2) from None
+    reporter.summary(stats, written=written, skipped=skipped, output=output)
+    if stats.bad_records:
+        raise SystemExit(1)
+
+
+def _write(
+    invocations: Iterator[Invocation],
+    out: IO[bytes],
+    *,
+    fmt: str,
+    eval_set_id: str | None,
+    output: str,
+) -> tuple[int, int]:
+    if fmt == "jsonl":
+        return write_jsonl(invocations, out), 0
+    conversations = group_conversations(list(invocations))
+    set_id = eval_set_id or _default_set_id(output)
+    doc, written, skipped = conversations_to_evalset(conversations, eval_set_id=set_id)
+    out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str))
+    out.write(b"\n")
+    return written, skipped
+
+
+def _default_set_id(output: str) -> str:
+    name = Path(output).name if output != "-" else "imported"
+    for suffix in (".evalset.json", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] or "imported"
+    return name

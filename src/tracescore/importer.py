@@ -1,0 +1,133 @@
+"""Trace files → invocations: the pipeline behind ``tracescore import`` and ``replay``.
+
+Reads every path, decodes batches, assembles traces and rebuilds invocations as soon as
+each trace is complete, so memory follows the traces in flight, not the input size.
+Every record ends up counted in :class:`ImportStats`: turned into an invocation, in a
+trace with no agent activity, bad (with its location), or dropped by reason.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO, Final
+
+from tracescore.assembly import AssembledTrace, TraceAssembler
+from tracescore.exceptions import TraceFormatError
+from tracescore.formats.base import Batch
+from tracescore.formats.files import expand_paths, read_file
+from tracescore.model import Invocation
+from tracescore.trajectory import build_invocations
+
+__all__ = ["ImportStats", "import_paths", "invocations_from_batches"]
+
+logger = logging.getLogger(__name__)
+
+_KEEP_ERRORS: Final = 50
+
+
+@dataclass(slots=True, kw_only=True)
+class ImportStats:
+    """What an import read and what became of it."""
+
+    files: int = 0
+    records: int = 0
+    spans: int = 0
+    logs: int = 0
+    traces: int = 0
+    traces_without_agent: int = 0
+    invocations: int = 0
+    not_evaluable: Counter[str] = field(default_factory=Counter)
+    bad_records: int = 0
+    dropped: Counter[str] = field(default_factory=Counter)
+    errors: list[TraceFormatError] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        """True when the input held no span or log record at all."""
+        return self.spans == 0 and self.logs == 0 and self.bad_records == 0
+
+    def note_error(self, error: TraceFormatError) -> None:
+        """Count a bad record; keep the first few for the summary."""
+        self.bad_records += 1
+        if len(self.errors) < _KEEP_ERRORS:
+            self.errors.append(error)
+
+
+def invocations_from_batches(
+    batches: Iterator[Batch],
+    stats: ImportStats,
+    *,
+    strict: bool = False,
+    assembler: TraceAssembler | None = None,
+    on_error: Callable[[TraceFormatError], None] | None = None,
+) -> Iterator[Invocation]:
+    """Turn decoded batches into invocations, yielding each as its trace completes.
+
+    Raises:
+        TraceFormatError: the first bad record, when ``strict``.
+
+    """
+    asm = assembler or TraceAssembler()
+    for batch in batches:
+        stats.records += 1
+        for error in batch.errors:
+            if strict:
+                raise error
+            stats.note_error(error)
+            if on_error is not None:
+                on_error(error)
+        stats.spans += len(batch.spans)
+        stats.logs += len(batch.logs)
+        if batch.spans or batch.logs:
+            for trace in asm.add(batch.spans, batch.logs):
+                yield from _trace_invocations(trace, stats)
+    for trace in asm.flush():
+        yield from _trace_invocations(trace, stats)
+    stats.dropped.update(asm.dropped)
+
+
+def _trace_invocations(trace: AssembledTrace, stats: ImportStats) -> Iterator[Invocation]:
+    stats.traces += 1
+    if not trace.spans:
+        stats.dropped["logs_without_spans"] += len(trace.logs)
+        return
+    invocations = build_invocations(trace.spans, trace.logs)
+    if not invocations:
+        stats.traces_without_agent += 1
+    for inv in invocations:
+        stats.invocations += 1
+        if inv.reason_code is not None:
+            stats.not_evaluable[inv.reason_code] += 1
+        yield inv
+
+
+def import_paths(
+    paths: Sequence[str],
+    stats: ImportStats,
+    *,
+    strict: bool = False,
+    stdin: BinaryIO | None = None,
+    assembler: TraceAssembler | None = None,
+    on_error: Callable[[TraceFormatError], None] | None = None,
+) -> Iterator[Invocation]:
+    """Read trace files (files, directories, globs, ``-``) and yield their invocations.
+
+    Raises:
+        InputError: a path matches nothing or cannot be read.
+        TraceFormatError: the first bad record, when ``strict``.
+
+    """
+    files = expand_paths(paths)
+    stats.files = len(files)
+
+    def batches() -> Iterator[Batch]:
+        for path in files:
+            logger.debug("reading %s", path)
+            yield from read_file(path, stdin=stdin)
+
+    return invocations_from_batches(
+        batches(), stats, strict=strict, assembler=assembler, on_error=on_error
+    )

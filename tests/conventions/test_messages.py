@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from tracescore.conventions.messages import (
+    OtherPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    is_not_captured,
+    message_from_obj,
+    messages_from_value,
+    parse_arguments,
+)
+
+
+def test_genai_shape() -> None:
+    msgs = messages_from_value(
+        orjson.dumps(
+            [
+                {"role": "user", "parts": [{"type": "text", "content": "hi"}]},
+                {
+                    "role": "assistant",
+                    "parts": [
+                        {"type": "reasoning", "content": "think"},
+                        {"type": "tool_call", "id": "1", "name": "f", "arguments": {"a": 1}},
+                        {"type": "blob", "mime_type": "image/png"},
+                    ],
+                },
+                {"role": "tool", "parts": [{"type": "tool_call_response", "id": "1", "result": 5}]},
+            ]
+        ).decode()
+    )
+    assert msgs[0].is_user and msgs[0].text() == "hi"
+    assert msgs[1].parts[0] == TextPart(text="think", thought=True)
+    assert msgs[1].tool_calls() == [ToolCallPart(name="f", args={"a": 1}, id="1")]
+    assert isinstance(msgs[1].parts[2], OtherPart)
+    assert msgs[2].tool_results() == [ToolResultPart(name=None, response=5, id="1")]
+
+
+def test_gemini_shape_snake_and_camel() -> None:
+    m = message_from_obj(
+        {
+            "role": "model",
+            "parts": [
+                {"text": "a"},
+                {"functionCall": {"name": "f", "args": {"x": 1.5}, "id": "adk-1"}},
+                {"function_response": {"name": "f", "response": {"r": 1}}},
+            ],
+        }
+    )
+    assert m is not None and m.is_assistant
+    assert m.text() == "a"
+    assert m.tool_calls()[0] == ToolCallPart(name="f", args={"x": 1.5}, id="adk-1")
+    assert m.tool_results()[0].response == {"r": 1}
+
+
+def test_openai_chat_shape() -> None:
+    m = message_from_obj(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "x"}],
+            "tool_calls": [
+                {
+                    "id": "c",
+                    "type": "function",
+                    "function": {"name": "f", "arguments": '{"q": "é"}'},
+                }
+            ],
+        }
+    )
+    assert m is not None
+    assert m.text() == "x"
+    assert m.tool_calls() == [ToolCallPart(name="f", args={"q": "é"}, id="c")]
+    t = message_from_obj({"role": "tool", "tool_call_id": "c", "content": '{"ok": 1}'})
+    assert t is not None and t.tool_results() == [
+        ToolResultPart(name=None, response={"ok": 1}, id="c")
+    ]
+
+
+def test_texts_join_with_newline_like_adk() -> None:
+    m = message_from_obj({"role": "model", "parts": [{"text": "a"}, {"text": "b"}]})
+    assert m is not None and m.text() == "a\nb"
+
+
+@pytest.mark.parametrize("value", [None, "", "__REDACTED__", "<elided>", "FILTERED", "{}", [], {}])
+def test_not_captured_markers(value: object) -> None:
+    assert is_not_captured(value)
+
+
+def test_bad_json_arguments_are_kept_verbatim() -> None:
+    assert parse_arguments('{"a": ') == '{"a": '
+    assert parse_arguments("plain") == "plain"
+    assert parse_arguments({"a": 1}) == {"a": 1}
+
+
+def test_non_messages_are_skipped() -> None:
+    assert messages_from_value('[1, "x", {"role": "user", "content": "y"}]')[0].text() == "y"
+    assert messages_from_value("42") == []

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from spanbuilder import TraceBuilder
+from tracescore.assembly import TraceAssembler
+from tracescore.spans import LogRecord
+
+
+def _trace(n_children: int = 2) -> TraceBuilder:
+    tb = TraceBuilder()
+    root = tb.span("root")
+    for i in range(n_children):
+        tb.span(f"child{i}", root)
+    return tb
+
+
+def test_trace_released_after_idle_window_once_root_seen() -> None:
+    asm = TraceAssembler(idle_records=4)
+    a = _trace()
+    done = asm.add(a.spans)
+    assert done == []
+    assert asm.in_flight == 1
+    released = []
+    for _ in range(3):
+        released += asm.add(_trace().spans)
+    assert [t.trace_id for t in released][:1] == [a.trace_id]
+    assert released[0].root_seen
+    assert len(released[0].spans) == 3
+
+
+def test_interleaved_traces_are_kept_apart() -> None:
+    asm = TraceAssembler(idle_records=1000)
+    a, b = _trace(3), _trace(3)
+    for sa, sb in zip(a.spans, b.spans):
+        asm.add([sa, sb])
+    out = {t.trace_id: len(t.spans) for t in asm.flush()}
+    assert out == {a.trace_id: 4, b.trace_id: 4}
+    assert asm.in_flight == 0
+
+
+def test_rootless_trace_waits_twice_as_long() -> None:
+    asm = TraceAssembler(idle_records=4)
+    tb = TraceBuilder()
+    root = tb.span("root")
+    child = tb.span("child", root)
+    asm.add([child])  # root never arrives (remote parent)
+    released = []
+    steps = 0
+    while not released:
+        released = [t for t in asm.add(_trace(0).spans) if t.trace_id == tb.trace_id]
+        steps += 1
+    assert steps >= 8
+    assert not released[0].root_seen
+
+
+def test_late_records_after_release_are_counted_not_reassembled() -> None:
+    asm = TraceAssembler(idle_records=2)
+    tb = TraceBuilder()
+    root = tb.span("root")
+    asm.add([root])
+    for _ in range(4):
+        asm.add(_trace(0).spans)
+    late = tb.span("late", root)
+    asm.add([late])
+    assert asm.dropped["late_record"] == 1
+    assert all(t.trace_id != tb.trace_id for t in asm.flush())
+
+
+def test_bounds_are_enforced_and_counted() -> None:
+    asm = TraceAssembler(idle_records=10_000, max_traces=2, max_spans_per_trace=2)
+    big = _trace(5)
+    asm.add(big.spans)
+    assert asm.dropped["trace_too_large"] == 4
+    evicted = asm.add(_trace().spans) + asm.add(_trace().spans)
+    assert [t.trace_id for t in evicted] == [big.trace_id]
+    assert evicted[0].evicted
+    assert asm.in_flight == 2
+
+
+def test_logs_join_their_trace_and_idless_logs_are_counted() -> None:
+    asm = TraceAssembler()
+    tb = _trace(1)
+    asm.add(tb.spans, [LogRecord(trace_id=tb.trace_id, span_id=tb.spans[0].span_id)])
+    asm.add([], [LogRecord(trace_id=None, span_id=None)])
+    [t] = asm.flush()
+    assert len(t.logs) == 1
+    assert asm.dropped["no_trace_id"] == 1

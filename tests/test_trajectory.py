@@ -1,0 +1,298 @@
+"""Trajectory rebuilding on spec-shaped traces: tree cutting, joins, fallbacks, reasons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from spanbuilder import TraceBuilder
+from tracescore import build_invocations
+from tracescore.spans import STATUS_ERROR, SpanRecord
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"type": "text", "content": text}]}
+
+
+def reply(*parts: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"role": "assistant", "parts": list(parts)}]
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "content": t}
+
+
+def call(name: str, args: Any, cid: str | None = None) -> dict[str, Any]:
+    return {"type": "tool_call", "id": cid, "name": name, "arguments": args}
+
+
+def agent(
+    tb: TraceBuilder, name: str, parent: SpanRecord | None = None, **attrs: Any
+) -> SpanRecord:
+    return tb.span(
+        f"invoke_agent {name}",
+        parent,
+        attrs={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name, **attrs},
+    )
+
+
+def chat(
+    tb: TraceBuilder, parent: SpanRecord, history: list[Any], out: Any, **attrs: Any
+) -> SpanRecord:
+    a = {"gen_ai.operation.name": "chat", **attrs}
+    if history is not None:
+        a["gen_ai.input.messages"] = history
+    if out is not None:
+        a["gen_ai.output.messages"] = out
+    return tb.span("chat", parent, attrs=a)
+
+
+def tool(
+    tb: TraceBuilder,
+    parent: SpanRecord,
+    name: str,
+    args: Any,
+    result: Any,
+    cid: str | None = None,
+    status: int = 0,
+    **attrs: Any,
+) -> SpanRecord:
+    a: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **attrs}
+    if cid:
+        a["gen_ai.tool.call.id"] = cid
+    if args is not None:
+        a["gen_ai.tool.call.arguments"] = args
+    if result is not None:
+        a["gen_ai.tool.call.result"] = result
+    return tb.span(f"execute_tool {name}", parent, attrs=a, status=status)
+
+
+def simple_run(
+    tb: TraceBuilder, parent: SpanRecord | None = None, name: str = "a", q: str = "hi"
+) -> SpanRecord:
+    root = agent(tb, name, parent)
+    chat(tb, root, [user(q)], reply(call("t", {"x": 1}, "c1")))
+    tool(tb, root, "t", {"x": 1}, {"ok": True}, "c1")
+    chat(tb, root, [user(q)], reply(text(f"done {q}")))
+    return root
+
+
+def test_basic_run_joins_call_to_execution_by_id() -> None:
+    tb = TraceBuilder()
+    simple_run(tb)
+    [inv] = build_invocations(tb.spans)
+    assert inv.status == "ok"
+    assert inv.user_content == "hi"
+    assert [(c.name, c.args, c.id, c.result) for c in inv.tool_calls] == [
+        ("t", {"x": 1}, "c1", {"ok": True})
+    ]
+    assert inv.final_response == "done hi"
+    assert inv.intermediate_responses == ()
+    assert inv.inference_calls == 2
+    assert inv.provenance["user_content"] == "gen_ai.input.messages"
+
+
+def test_parallel_calls_keep_model_order_and_pair_by_name_and_order() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(call("w", {"c": "B"}), call("w", {"c": "A"}), call("v", {})))
+    # Executions run in another order and carry ids the model's calls do not have.
+    tool(tb, root, "v", {}, "rv", "adk-3")
+    tool(tb, root, "w", {"c": "B"}, "rB", "adk-1")
+    tool(tb, root, "w", {"c": "A"}, "rA", "adk-2")
+    chat(tb, root, [user("q")], reply(text("ok")))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.name, c.args, c.result) for c in inv.tool_calls] == [
+        ("w", {"c": "B"}, "rB"),
+        ("w", {"c": "A"}, "rA"),
+        ("v", {}, "rv"),
+    ]
+
+
+def test_text_and_call_in_one_response_is_intermediate() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(text("Looking it up."), call("t", {})))
+    tool(tb, root, "t", {}, 1)
+    chat(tb, root, [user("q")], reply(text("Found.")))
+    [inv] = build_invocations(tb.spans)
+    assert [(r.author, r.text) for r in inv.intermediate_responses] == [("a", "Looking it up.")]
+    assert inv.final_response == "Found."
+
+
+def test_tool_error_is_recorded() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(call("t", {})))
+    tool(tb, root, "t", {}, None, status=STATUS_ERROR, **{"error.type": "ValueError"})
+    chat(tb, root, [user("q")], reply(text("Sorry.")))
+    [inv] = build_invocations(tb.spans)
+    assert inv.tool_calls[0].error == "ValueError"
+    assert inv.tool_calls[0].result is None
+
+
+def test_nested_model_span_is_one_call_with_fallback_sources() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    outer = tb.span("call_llm", root, attrs={"gen_ai.operation.name": "chat"})
+    chat(
+        tb,
+        outer,
+        [user("from inner")],
+        reply(text("inner answer")),
+        **{"gen_ai.usage.input_tokens": 3},
+    )
+    [inv] = build_invocations(tb.spans)
+    assert inv.inference_calls == 1
+    assert inv.user_content == "from inner"
+    assert inv.final_response == "inner answer"
+    assert inv.usage.input_tokens == 3
+
+
+def test_tool_span_nested_in_tool_span_counts_once() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(call("search", {"q": 1}, "c1")))
+    outer = tool(tb, root, "search", {"q": 1}, "r", "c1")
+    tool(tb, outer, "search", {"q": 1}, "r")  # e.g. MCP client span
+    chat(tb, outer, [user("inner")], reply(text("tool-internal model call")))
+    chat(tb, root, [user("q")], reply(text("ok")))
+    [inv] = build_invocations(tb.spans)
+    assert len(inv.tool_calls) == 1
+    assert inv.inference_calls == 2
+
+
+def test_agent_under_tool_is_its_own_invocation() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "outer")
+    chat(tb, root, [user("q")], reply(call("helper", {"request": "x"})))
+    t = tool(tb, root, "helper", {"request": "x"}, "helped")
+    simple_run(tb, t, name="inner", q="x")
+    chat(tb, root, [user("q")], reply(text("final")))
+    outer_inv, inner_inv = build_invocations(tb.spans)
+    assert outer_inv.agents == ("outer",)
+    assert [c.name for c in outer_inv.tool_calls] == ["helper"]
+    assert outer_inv.final_response == "final"
+    assert inner_inv.agent == "inner"
+    assert inner_inv.user_content == "x"
+    assert inner_inv.final_response == "done x"
+
+
+def test_sub_agents_and_visit_order() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "root", **{"gen_ai.conversation.id": "s"})
+    chat(tb, root, [user("q")], reply(call("transfer_to_agent", {"agent_name": "sub"})))
+    tool(tb, root, "transfer_to_agent", {"agent_name": "sub"}, None)
+    sub = agent(tb, "sub")
+    sub.parent_span_id = root.span_id
+    agent(tb, "sub", sub)  # same agent seen by a second instrumentation: one visit
+    chat(tb, sub, [user("q")], reply(text("sub answers")))
+    [inv] = build_invocations(tb.spans)
+    assert inv.agents == ("root", "sub")
+    assert inv.tool_calls[0].name == "transfer_to_agent"
+    assert inv.final_response == "sub answers"
+    assert inv.conversation_id == "s"
+
+
+def test_two_runs_under_one_http_root() -> None:
+    tb = TraceBuilder()
+    http = tb.span("GET /chat", attrs={"http.method": "GET"})
+    simple_run(tb, http, "a", "first")
+    simple_run(tb, http, "a", "second")
+    invs = build_invocations(tb.spans)
+    assert [i.user_content for i in invs] == ["first", "second"]
+
+
+def test_model_spans_without_agent_span_form_one_run() -> None:
+    tb = TraceBuilder()
+    http = tb.span("POST /ask")
+    chat(tb, http, [user("q")], reply(text("a")))
+    [inv] = build_invocations(tb.spans)
+    assert inv.root_span_id == http.span_id
+    assert inv.final_response == "a"
+
+
+def test_trace_without_agent_activity_gives_nothing() -> None:
+    tb = TraceBuilder()
+    root = tb.span("GET /health")
+    tb.span("SELECT", root, attrs={"db.system": "postgresql"})
+    assert build_invocations(tb.spans) == []
+
+
+def test_outputs_not_captured_falls_back_to_tool_spans_and_is_not_evaluable() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, None, None)
+    tool(tb, root, "t", None, None, "adk-1")
+    chat(tb, root, None, None)
+    [inv] = build_invocations(tb.spans)
+    assert inv.status == "not_evaluable"
+    assert inv.reason_code == "content_not_captured"
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in (inv.reason or "")
+    assert [c.name for c in inv.tool_calls] == ["t"]
+    assert any("tool spans" in w for w in inv.warnings)
+
+
+def test_redacted_content_is_not_captured() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, "__REDACTED__", "<elided>")  # type: ignore[arg-type]
+    [inv] = build_invocations(tb.spans)
+    assert inv.reason_code == "content_not_captured"
+
+
+def test_no_model_call_reason() -> None:
+    tb = TraceBuilder()
+    agent(tb, "a")
+    [inv] = build_invocations(tb.spans)
+    assert inv.reason_code == "no_model_call"
+
+
+def test_results_from_next_request_when_no_tool_span() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(call("t", {"x": 1}, "c9")))
+    history = [
+        user("q"),
+        reply(call("t", {"x": 1}, "c9"))[0],
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "c9", "response": {"v": 2}}],
+        },
+    ]
+    chat(tb, root, history, reply(text("v is 2")))
+    [inv] = build_invocations(tb.spans)
+    assert inv.tool_calls[0].result == {"v": 2}
+    assert inv.provenance["tool_results"] == "gen_ai.input.messages"
+
+
+def test_tags_and_incomplete() -> None:
+    tb = TraceBuilder()
+    root = simple_run(tb)
+    root.attributes["tracescore.golden.eval_id"] = "case-1"
+    [inv] = build_invocations(tb.spans, complete=False)
+    assert inv.tags == {"tracescore.golden.eval_id": "case-1"}
+    assert inv.reason_code == "incomplete_trace"
+
+
+def test_truncated_adk_request_is_salvaged_and_says_so() -> None:
+    tb = TraceBuilder(scope="gcp.vertex.agent")
+    inv_span = tb.span("invocation")
+    a = agent(tb, "a", inv_span)
+    big = "x" * 70_000
+    request = (
+        '{"model": "m", "contents": [{"role": "user", "parts": [{"text": "what now?"}]}],'
+        ' "config": {"system_instruction": "' + big + '"}}'
+    )[:65_536]
+    response = {"content": {"role": "model", "parts": [{"text": "this"}]}}
+    tb.span(
+        "call_llm",
+        a,
+        attrs={"gcp.vertex.agent.llm_request": request, "gcp.vertex.agent.llm_response": response},
+    )
+    [inv] = build_invocations(tb.spans)
+    assert inv.status == "ok"
+    assert inv.user_content == "what now?"
+    assert inv.final_response == "this"
+    assert any("truncated" in w for w in inv.warnings)
+    assert inv.system_instructions is not None
+    assert inv.system_instructions.startswith("xxx")
