@@ -136,6 +136,8 @@ class Invocation:
     tool_definitions: JsonValue = None
     tags: Mapping[str, str] = field(default_factory=dict)
     root_span_id: str | None = None
+    error: str | None = None
+    parent_tool_span_id: str | None = None
 
     @property
     def duration_s(self) -> float:

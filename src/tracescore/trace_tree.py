@@ -57,6 +57,8 @@ class AgentRun:
     """The spans of one agent run, sorted into steps (in tree order; sort by start later)."""
 
     root: SpanRecord
+    #: The tool span this run was called from, for agents used as tools (else None).
+    parent_tool: SpanRecord | None = None
     spans: list[SpanRecord] = field(default_factory=list)
     llm_steps: list[LlmStep] = field(default_factory=list)
     tool_steps: list[ToolStep] = field(default_factory=list)
@@ -68,7 +70,7 @@ class AgentRun:
 class _Ctx:
     run: AgentRun | None
     agent: str | None
-    in_tool: bool
+    tool: SpanRecord | None
     llm: LlmStep | None
 
 
@@ -100,36 +102,35 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
     tops.sort(key=lambda s: s.start_ns)
     for top in tops:
         loose = AgentRun(root=top)
-        stack: list[tuple[SpanRecord, _Ctx]] = [(top, _Ctx(None, None, False, None))]
+        stack: list[tuple[SpanRecord, _Ctx]] = [(top, _Ctx(None, None, None, None))]
         while stack:
             span, ctx = stack.pop()
             kind = classify(span)
-            run, agent, in_tool, llm = ctx.run, ctx.agent, ctx.in_tool, ctx.llm
+            run, agent, tool, llm = ctx.run, ctx.agent, ctx.tool, ctx.llm
             if kind in _AGENTISH:
                 name = agent_name(span)
-                if run is None or in_tool:
-                    run = AgentRun(root=span)
+                if run is None or tool is not None:
+                    run = AgentRun(root=span, parent_tool=tool)
                     runs.append(run)
-                    in_tool, llm = False, None
+                    tool, llm = None, None
                 if name and name != agent:
                     run.agents.append(name)
                     agent = name
                 run.agent_views.append(view(span))
             owner = run if run is not None else loose
             owner.spans.append(span)
-            if kind == "llm" and not in_tool:
+            if kind == "llm" and tool is None:
                 if llm is None:
                     llm = LlmStep(view(span), agent_name(span) or agent)
                     owner.llm_steps.append(llm)
                 else:
                     llm.nested.append(view(span))
-            elif kind == "tool":
-                if not in_tool:
-                    owner.tool_steps.append(ToolStep(view(span), agent))
-                in_tool = True
+            elif kind == "tool" and tool is None:
+                owner.tool_steps.append(ToolStep(view(span), agent))
+                tool = span
             kids = children.get(span.span_id)
             if kids:
-                next_ctx = _Ctx(run, agent, in_tool, llm)
+                next_ctx = _Ctx(run, agent, tool, llm)
                 # Reverse start order on a LIFO stack = visit children in start order.
                 for kid in sorted(kids, key=lambda s: s.start_ns, reverse=True):
                     stack.append((kid, next_ctx))

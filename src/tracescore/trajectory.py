@@ -44,6 +44,8 @@ _CONVERSATION_KEYS = (
     "traceloop.association.properties.chat_id",
 )
 _TAG_PREFIX = "tracescore."
+#: Call ids that identify nothing (ADK writes this when a tool raised).
+_NO_IDS = frozenset({None, "", "<not specified>"})
 
 
 @dataclass(slots=True)
@@ -166,6 +168,8 @@ def _build(run: AgentRun, *, complete: bool) -> Invocation:
         tool_definitions=tools,
         tags=_tags(run.spans),
         root_span_id=root.span_id,
+        error=_span_error(root),
+        parent_tool_span_id=run.parent_tool.span_id if run.parent_tool else None,
     )
 
 
@@ -238,19 +242,23 @@ def _after_last_user(messages: list[Message]) -> list[Message]:
     return messages[last + 1 :]
 
 
+def _span_error(span: SpanRecord) -> str | None:
+    if span.status_code != STATUS_ERROR:
+        return None
+    etype = span.attributes.get("error.type")
+    return str(etype) if etype else (span.status_message or "error")
+
+
 def _exec(view: SpanView, agent: str | None) -> _Exec:
     io = merged_tool_io(view)
     span = view.span
-    error = None
-    if span.status_code == STATUS_ERROR:
-        etype = span.attributes.get("error.type")
-        error = str(etype) if etype else (span.status_message or "error")
+    call_id = io.call_id if io.call_id not in _NO_IDS else None
     return _Exec(
         name=io.name or span.name,
-        call_id=io.call_id,
+        call_id=call_id,
         args=io.args.value if io.args is not None else None,
         result=io.result.value if io.result is not None else None,
-        error=error,
+        error=_span_error(span),
         agent=agent,
         span=span,
     )
@@ -279,7 +287,6 @@ def _join_calls(
     """Model tool calls in order, each joined to its execution (id, else name and order)."""
     by_id = {e.call_id: e for e in execs if e.call_id}
     calls: list[ToolCall] = []
-    unresolved: list[int] = []
     for resp in responses:
         for part in resp.message.tool_calls():
             match = by_id.get(part.id) if part.id else None
@@ -292,7 +299,9 @@ def _join_calls(
                     ToolCall(
                         name=part.name,
                         args=part.args if part.args is not None else match.args,
-                        id=part.id or match.call_id,
+                        # The execution's id is the framework's own (ADK: ``adk-…``);
+                        # model-side ids may be synthesized per message.
+                        id=match.call_id or part.id,
                         result=call.result,
                         error=call.error,
                         agent=resp.agent or match.agent,
@@ -302,10 +311,10 @@ def _join_calls(
                     )
                 )
             else:
-                unresolved.append(len(calls))
                 calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
     if calls:
         provenance["tool_calls"] = provenance.get("responses", "model output")
+    unresolved = [i for i, c in enumerate(calls) if c.result is None and c.error is None]
     if unresolved and len(llm_steps) > 1:
         _results_from_history(calls, unresolved, llm_steps[-1], provenance)
     return calls

@@ -164,4 +164,8 @@ class AdkLegacy(ConventionReader):
         attrs = span.attributes
         if LLM_REQUEST in attrs or TOOL_ARGS in attrs:
             return HINT_V1
-        return HINT_V2
+        # Schema 1 also has content-less ``generate_content`` spans, but always under a
+        # ``call_llm`` that the trace walk meets first, so this only decides schema 2.
+        if attrs.get("gen_ai.operation.name") == "generate_content":
+            return HINT_V2
+        return None

@@ -46,6 +46,8 @@ TOOL_IO_READERS: list[ConventionReader] = [_GENAI, _ADK]
 #: Readers asked for the switch that turns content capture on.
 HINT_READERS: list[ConventionReader] = [_ADK, _GENAI]
 
+#: ``gen_ai.tool.name`` of ADK's ``execute_tool (merged)`` span.
+MERGED_TOOLS: Final = "(merged tools)"
 _MODEL_ATTRS: Final = ("gen_ai.request.model", "llm.model_name", "gen_ai.response.model")
 
 
@@ -73,6 +75,9 @@ def register_reader(
 
 def classify(span: SpanRecord) -> StepKind:
     """The step kind of ``span``: the first reader that recognises it, else heuristics."""
+    if span.attributes.get("gen_ai.tool.name") == MERGED_TOOLS:
+        # ADK's summary span for parallel calls repeats calls that have their own spans.
+        return "other"
     for reader in KIND_READERS:
         kind = reader.step_kind(span)
         if kind is not None:

@@ -1,0 +1,152 @@
+"""Our rebuilt invocations must equal what google-adk itself derives from the session.
+
+Real ADK agents (scripted model) run in every schema and content mode; their spans and
+log records go through the same path as any input (SDK records → SpanRecord → trace
+tree → invocations) and are compared with
+``EvaluationGenerator.convert_events_to_eval_invocations(session.events)``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from google.adk.evaluation.eval_case import Invocation as AdkInvocation
+from google.adk.evaluation.eval_case import get_all_tool_calls_with_responses
+
+from adk_harness import SCENARIOS, AdkRun, ContentMode, SchemaVersion, run_scenario
+from tracescore.formats.sdk import from_readable_span, from_sdk_log
+from tracescore.model import Invocation, group_conversations
+from tracescore.trajectory import build_invocations
+
+CAPTURED: list[tuple[SchemaVersion, ContentMode]] = [
+    ("v1", "default"),
+    ("v1", "EVENT_ONLY"),
+    ("v2", "SPAN_ONLY"),
+    ("v2", "SPAN_AND_EVENT"),
+    ("v2", "EVENT_ONLY"),
+]
+NOT_CAPTURED: list[tuple[SchemaVersion, ContentMode]] = [
+    ("v1", "NO_CONTENT"),
+    ("v2", "default"),
+    ("v2", "NO_CONTENT"),
+]
+
+
+def rebuild(run: AdkRun) -> list[Invocation]:
+    """The turns of the run's session, as tracescore reads them from telemetry."""
+    spans = [from_readable_span(s) for s in run.spans]
+    logs = [from_sdk_log(r) for r in run.logs]
+    by_trace: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
+    for span in spans:
+        by_trace[span.trace_id][0].append(span)
+    for log in logs:
+        assert log.trace_id is not None
+        by_trace[log.trace_id][1].append(log)
+    invocations = [
+        inv
+        for trace_spans, trace_logs in by_trace.values()
+        for inv in build_invocations(trace_spans, trace_logs)
+    ]
+    # Agents run as tools (AgentTool) are separate invocations, not session turns.
+    turns = [i for i in invocations if i.parent_tool_span_id is None]
+    [conversation] = group_conversations(turns)
+    assert conversation.conversation_id == run.session_id
+    return list(conversation.invocations)
+
+
+def adk_view(inv: AdkInvocation) -> dict[str, Any]:
+    """ADK's invocation reduced to what the criteria compare."""
+    events = inv.intermediate_data.invocation_events  # type: ignore[union-attr]
+    intermediate = [
+        (ev.author, part.text)
+        for ev in events
+        if ev.content is not None and ev.content.parts
+        for part in ev.content.parts
+        if part.text
+    ]
+    calls = get_all_tool_calls_with_responses(inv.intermediate_data)
+    final = inv.final_response
+    return {
+        "user": "\n".join(p.text for p in inv.user_content.parts or [] if p.text is not None),
+        "calls": [(c.name, c.args) for c, _ in calls],
+        "results": [r.response if r is not None else None for _, r in calls],
+        "intermediate": intermediate,
+        "final": (
+            "\n".join(p.text for p in final.parts or [] if p.text is not None)
+            if final is not None and final.parts
+            else None
+        ),
+    }
+
+
+def our_view(inv: Invocation) -> dict[str, Any]:
+    intermediate: list[tuple[str, str]] = []
+    for r in inv.intermediate_responses:
+        # ADK lists each text part; we join a response's parts with "\n" like ADK's text.
+        intermediate.extend((r.author, t) for t in r.text.split("\n"))
+    return {
+        "user": inv.user_content,
+        "calls": [(c.name, c.args) for c in inv.tool_calls],
+        "results": [c.result for c in inv.tool_calls],
+        "intermediate": intermediate,
+        "final": inv.final_response,
+    }
+
+
+@pytest.mark.parametrize(("schema", "content"), CAPTURED, ids=[f"{s}-{c}" for s, c in CAPTURED])
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_rebuilt_invocations_equal_adks(
+    name: str, schema: SchemaVersion, content: ContentMode
+) -> None:
+    run = run_scenario(name, schema=schema, content=content)
+    ours = rebuild(run)
+    assert len(ours) == len(run.adk_invocations)
+    for mine, theirs in zip(ours, run.adk_invocations, strict=True):
+        expected = adk_view(theirs)
+        got = our_view(mine)
+        if name == "tool_raises":
+            # ADK has no response for the call that raised; we carry the error instead.
+            expected["results"] = got["results"]
+            assert mine.tool_calls[-1].error == "ConnectionError"
+            assert (mine.error or "").startswith("ConnectionError")
+        assert got == expected
+        assert mine.status == "ok", mine.reason
+        assert mine.invocation_id == theirs.invocation_id
+        assert mine.inference_calls >= 1
+        assert mine.usage.input_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("schema", "content"), NOT_CAPTURED, ids=[f"{s}-{c}" for s, c in NOT_CAPTURED]
+)
+@pytest.mark.parametrize("name", ["two_sequential_tools", "transfer_to_sub_agent", "no_tools"])
+def test_without_content_invocations_say_how_to_enable_capture(
+    name: str, schema: SchemaVersion, content: ContentMode
+) -> None:
+    run = run_scenario(name, schema=schema, content=content)
+    ours = rebuild(run)
+    assert len(ours) == len(run.adk_invocations)
+    switch = (
+        "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS"
+        if schema == "v1"
+        else "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY"
+    )
+    for mine, theirs in zip(ours, run.adk_invocations, strict=True):
+        assert mine.status == "not_evaluable"
+        assert mine.reason_code == "content_not_captured"
+        assert switch in (mine.reason or "")
+        # Tool names (not args) still come from the tool spans, in order.
+        assert [c.name for c in mine.tool_calls] == [n for n, _ in adk_view(theirs)["calls"]]
+
+
+def test_agent_tool_inner_run_is_a_separate_invocation() -> None:
+    run = run_scenario("agent_tool", schema="v2", content="SPAN_ONLY")
+    spans = [from_readable_span(s) for s in run.spans]
+    invs = build_invocations(spans)
+    outer, inner = invs
+    assert inner.parent_tool_span_id is not None
+    assert inner.agent == "translator"
+    assert [c.name for c in outer.tool_calls] == ["translator"]
+    assert inner.conversation_id != outer.conversation_id
