@@ -18,7 +18,7 @@ spans in start order and the invocation says so in its warnings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.messages import JsonValue, Message, ToolResultPart
@@ -284,63 +284,81 @@ def _join_calls(
     llm_steps: list[LlmStep],
     provenance: dict[str, str],
 ) -> list[ToolCall]:
-    """Model tool calls in order, each joined to its execution (id, else name and order)."""
+    """Model tool calls in order, each joined to its execution (id, else name and order).
+
+    ``responses`` and ``llm_steps`` are aligned (one response per model call).
+    """
     by_id = {e.call_id: e for e in execs if e.call_id}
     calls: list[ToolCall] = []
-    for resp in responses:
+    step_of: list[int] = []
+    for step, resp in enumerate(responses):
         for part in resp.message.tool_calls():
             match = by_id.get(part.id) if part.id else None
             if match is None or match.used:
                 match = next((e for e in execs if not e.used and e.name == part.name), None)
-            if match is not None:
-                match.used = True
-                call = _call_from_exec(match, name=part.name, args=part.args)
-                calls.append(
-                    ToolCall(
-                        name=part.name,
-                        args=part.args if part.args is not None else match.args,
-                        # The execution's id is the framework's own (ADK: ``adk-…``);
-                        # model-side ids may be synthesized per message.
-                        id=match.call_id or part.id,
-                        result=call.result,
-                        error=call.error,
-                        agent=resp.agent or match.agent,
-                        start_ns=call.start_ns,
-                        end_ns=call.end_ns,
-                        span_id=call.span_id,
-                    )
-                )
-            else:
+            step_of.append(step)
+            if match is None:
                 calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
+                continue
+            match.used = True
+            calls.append(
+                replace(
+                    _call_from_exec(match),
+                    name=part.name,
+                    args=part.args if part.args is not None else match.args,
+                    # The execution's id is the framework's own (ADK: ``adk-…``);
+                    # model-side ids may be synthesized per message.
+                    id=match.call_id or part.id,
+                    agent=resp.agent or match.agent,
+                )
+            )
     if calls:
         provenance["tool_calls"] = provenance.get("responses", "model output")
-    unresolved = [i for i, c in enumerate(calls) if c.result is None and c.error is None]
-    if unresolved and len(llm_steps) > 1:
-        _results_from_history(calls, unresolved, llm_steps[-1], provenance)
+    pending: dict[int, list[int]] = {}
+    for i, call in enumerate(calls):
+        if call.result is None:
+            pending.setdefault(step_of[i], []).append(i)
+    for step, indices in pending.items():
+        _results_from_next_request(calls, indices, step, llm_steps, provenance)
     return calls
 
 
-def _results_from_history(
-    calls: list[ToolCall], unresolved: list[int], last: LlmStep, provenance: dict[str, str]
+def _results_from_next_request(
+    calls: list[ToolCall],
+    indices: list[int],
+    step: int,
+    llm_steps: list[LlmStep],
+    provenance: dict[str, str],
 ) -> None:
-    """Fill results of calls with no tool span from the tool results in a later request."""
-    found = first_found(last.views, lambda r, v: r.llm_input(v))
+    """Fill missing results from the tool results fed back in the next model request.
+
+    The next request of the same agent ends with the results of the calls its previous
+    response made (after the last assistant message). Pairs by name and order, never by
+    id: ADK schema 2 synthesizes per-message ids (``<name>_<part index>``) that differ
+    between a call and its response and repeat across turns.
+    """
+    agent = llm_steps[step].agent
+    later = llm_steps[step + 1 :]
+    nxt = next((s for s in later if s.agent == agent), later[0] if later else None)
+    if nxt is None:
+        return
+    found = first_found(nxt.views, lambda r, v: r.llm_input(v))
     if found is None:
         return
-    results: list[ToolResultPart] = [p for m in found.value for p in m.tool_results()]
-    by_id = {r.id: r for r in results if r.id}
-    used: set[int] = set()
-    for idx in unresolved:
+    messages = found.value
+    last_assistant = max((i for i, m in enumerate(messages) if m.is_assistant), default=-1)
+    results: list[ToolResultPart] = [
+        p for m in messages[last_assistant + 1 :] for p in m.tool_results()
+    ]
+    taken = [False] * len(results)
+    for idx in indices:
         call = calls[idx]
-        hit = by_id.get(call.id) if call.id else None
-        if hit is None:
-            hit = next((r for r in results if id(r) not in used and r.name == call.name), None)
-        if hit is not None:
-            used.add(id(hit))
-            calls[idx] = ToolCall(
-                name=call.name, args=call.args, id=call.id, result=hit.response, agent=call.agent
-            )
-            provenance["tool_results"] = found.source
+        for j, res in enumerate(results):
+            if not taken[j] and res.name in (call.name, None):
+                taken[j] = True
+                calls[idx] = replace(call, result=res.response)
+                provenance["tool_results"] = found.source
+                break
 
 
 def _final_index(responses: list[_Response]) -> int | None:

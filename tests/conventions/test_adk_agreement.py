@@ -111,6 +111,11 @@ def test_rebuilt_invocations_equal_adks(
             expected["results"] = got["results"]
             assert mine.tool_calls[-1].error == "ConnectionError"
             assert (mine.error or "").startswith("ConnectionError")
+        if content == "EVENT_ONLY" and schema == "v2" and name == "transfer_to_sub_agent":
+            # Schema 2 logs carry no tool results; results come from the next request,
+            # but the sub-agent sees the transfer only as rewritten "For context" text.
+            assert expected["results"][0] == {"result": None}
+            expected["results"][0] = None
         assert got == expected
         assert mine.status == "ok", mine.reason
         assert mine.invocation_id == theirs.invocation_id
