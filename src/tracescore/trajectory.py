@@ -53,6 +53,10 @@ class _Response:
     agent: str | None
     message: Message
     source: str
+    #: Index of the model-call step it came from; None when read from a run history.
+    step: int | None = None
+    #: For history responses: the tool results that follow it in the history.
+    results: list[ToolResultPart] | None = None
 
 
 @dataclass(slots=True)
@@ -98,7 +102,7 @@ def _build(run: AgentRun, *, complete: bool) -> Invocation:
     user, responses, missing_outputs = _conversation(run, llm_steps, provenance)
     execs = [_exec(step.view, step.agent) for step in tool_steps]
     if responses and not missing_outputs:
-        calls = _join_calls(responses, execs, llm_steps, provenance)
+        calls = _join_calls(responses, execs, llm_steps, provenance, warnings)
     else:
         if execs and llm_steps:
             warnings.append(
@@ -110,6 +114,11 @@ def _build(run: AgentRun, *, complete: bool) -> Invocation:
 
     final_idx = _final_index(responses)
     final = responses[final_idx].message.text() if final_idx is not None else None
+    if final is None and run.agent_views:
+        stated = first_found(run.agent_views, lambda r, v: r.final_output(v))
+        if stated is not None:
+            final = stated.value
+            provenance["final_response"] = stated.source
     intermediate = tuple(
         AgentText(author=r.agent or "", text=text)
         for i, r in enumerate(responses)
@@ -187,13 +196,13 @@ def _conversation(
     responses: list[_Response] = []
     missing = 0
     sources: list[str] = []
-    for step in llm_steps:
+    for index, step in enumerate(llm_steps):
         found_out = first_found(step.views, lambda r, v: r.llm_output(v))
         message = _reply(found_out.value) if found_out is not None else None
         if found_out is None or message is None:
             missing += 1
             continue
-        responses.append(_Response(step.agent, message, found_out.source))
+        responses.append(_Response(step.agent, message, found_out.source, step=index))
         sources.append(found_out.source)
     if sources:
         provenance["responses"] = ", ".join(dict.fromkeys(sources))
@@ -206,11 +215,7 @@ def _conversation(
                     provenance["user_content"] = history.source
             if missing:
                 agent = run.agents[0] if run.agents else None
-                responses = [
-                    _Response(agent, m, history.source)
-                    for m in _after_last_user(history.value)
-                    if m.is_assistant
-                ]
+                responses = _history_responses(history.value, agent, history.source)
                 missing = 0 if responses else missing
                 provenance["responses"] = history.source
     return user, responses, missing
@@ -234,12 +239,21 @@ def _last_user_text(messages: Iterable[Message]) -> str | None:
     return text
 
 
-def _after_last_user(messages: list[Message]) -> list[Message]:
-    last = -1
+def _history_responses(messages: list[Message], agent: str | None, source: str) -> list[_Response]:
+    """The model replies of the current run in a history, each with the results after it."""
+    start = 0
     for i, msg in enumerate(messages):
         if msg.is_user and msg.text() is not None:
-            last = i
-    return messages[last + 1 :]
+            start = i + 1
+    responses: list[_Response] = []
+    for msg in messages[start:]:
+        if msg.is_assistant:
+            responses.append(_Response(agent, msg, source, results=[]))
+        elif responses:
+            results = responses[-1].results
+            if results is not None:
+                results.extend(msg.tool_results())
+    return responses
 
 
 def _span_error(span: SpanRecord) -> str | None:
@@ -283,6 +297,7 @@ def _join_calls(
     execs: list[_Exec],
     llm_steps: list[LlmStep],
     provenance: dict[str, str],
+    warnings: list[str],
 ) -> list[ToolCall]:
     """Model tool calls in order, each joined to its execution (id, else name and order).
 
@@ -290,13 +305,13 @@ def _join_calls(
     """
     by_id = {e.call_id: e for e in execs if e.call_id}
     calls: list[ToolCall] = []
-    step_of: list[int] = []
-    for step, resp in enumerate(responses):
+    origin: list[_Response] = []
+    for resp in responses:
         for part in resp.message.tool_calls():
             match = by_id.get(part.id) if part.id else None
             if match is None or match.used:
                 match = next((e for e in execs if not e.used and e.name == part.name), None)
-            step_of.append(step)
+            origin.append(resp)
             if match is None:
                 calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
                 continue
@@ -317,10 +332,14 @@ def _join_calls(
     pending: dict[int, list[int]] = {}
     for i, call in enumerate(calls):
         if call.result is None:
-            pending.setdefault(step_of[i], []).append(i)
-    for step, indices in pending.items():
-        _results_from_next_request(calls, indices, step, llm_steps, provenance)
-    return calls
+            pending.setdefault(id(origin[i]), []).append(i)
+    for indices in pending.values():
+        resp = origin[indices[0]]
+        if resp.results is not None:
+            _pair_results(calls, indices, resp.results, resp.source, provenance)
+        elif resp.step is not None:
+            _results_from_next_request(calls, indices, resp.step, llm_steps, provenance)
+    return _with_unmatched(calls, [e for e in execs if not e.used], warnings)
 
 
 def _results_from_next_request(
@@ -347,9 +366,18 @@ def _results_from_next_request(
         return
     messages = found.value
     last_assistant = max((i for i, m in enumerate(messages) if m.is_assistant), default=-1)
-    results: list[ToolResultPart] = [
-        p for m in messages[last_assistant + 1 :] for p in m.tool_results()
-    ]
+    results = [p for m in messages[last_assistant + 1 :] for p in m.tool_results()]
+    _pair_results(calls, indices, results, found.source, provenance)
+
+
+def _pair_results(
+    calls: list[ToolCall],
+    indices: list[int],
+    results: list[ToolResultPart],
+    source: str,
+    provenance: dict[str, str],
+) -> None:
+    """Give each call in ``indices`` the first unused result of the same name, in order."""
     taken = [False] * len(results)
     for idx in indices:
         call = calls[idx]
@@ -357,8 +385,31 @@ def _results_from_next_request(
             if not taken[j] and res.name in (call.name, None):
                 taken[j] = True
                 calls[idx] = replace(call, result=res.response)
-                provenance["tool_results"] = found.source
+                provenance["tool_results"] = source
                 break
+
+
+def _with_unmatched(
+    calls: list[ToolCall], unmatched: list[_Exec], warnings: list[str]
+) -> list[ToolCall]:
+    """Insert tool executions no model output mentions, by start time, and say so.
+
+    Happens when an instrumentation loses model outputs (e.g. OpenInference over ADK
+    schema 2 overwrites one span per model call); dropping them would lose real calls.
+    """
+    for e in unmatched:
+        warnings.append(
+            f"tool span {e.span.span_id} ({e.name}) matches no model output; "
+            "placed by its start time"
+        )
+        call = _call_from_exec(e)
+        pos = len(calls)
+        for i, other in enumerate(calls):
+            if other.start_ns is not None and other.start_ns > e.span.start_ns:
+                pos = i
+                break
+        calls.insert(pos, call)
+    return calls
 
 
 def _final_index(responses: list[_Response]) -> int | None:

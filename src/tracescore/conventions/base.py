@@ -150,6 +150,10 @@ class ConventionReader:
         """A whole run's message history carried on an agent span (e.g. pydantic-ai)."""
         return None
 
+    def final_output(self, view: SpanView) -> Found[str] | None:
+        """A run's final output stated on its agent span (e.g. structured output)."""
+        return None
+
     def capture_hint(self, span: SpanRecord) -> str | None:
         """If ``span`` belongs to this convention: how to turn content capture on."""
         return None

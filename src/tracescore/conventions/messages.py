@@ -203,7 +203,11 @@ def _genai_part(ptype: str, obj: Mapping[str, object]) -> Part:
         content = obj.get("content")
         if content is None:
             content = obj.get("text")
-        return TextPart(text=str(content or ""), thought=ptype != "text")
+        if content is None:
+            # A text part without its text: content capture was off (pydantic-ai
+            # include_content=False writes {"type": "text"}). Not an empty message.
+            return OtherPart(type=ptype, data=cast(JsonValue, dict(obj)))
+        return TextPart(text=str(content), thought=ptype != "text")
     if ptype in ("tool_call", "function_call", "function"):
         return ToolCallPart(
             name=str(obj.get("name") or ""),

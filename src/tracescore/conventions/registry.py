@@ -4,7 +4,8 @@ Step kind: OpenInference → GenAI operation → Traceloop → ADK legacy marks 
 → heuristics. Model I/O: GenAI attributes → GenAI events/logs (≥1.37) → OpenInference
 → framework histories (pydantic-ai, ADK ``llm_request``/``llm_response``) → Traceloop
 indexed keys → legacy GenAI events (≤1.36) → generic ``input.value``/``output.value``.
-Tool I/O: ``gen_ai.tool.call.*`` → ADK → OpenInference → Traceloop → pydantic-ai v2.
+Tool I/O: ``gen_ai.tool.call.*`` (attributes, then ≥1.37 events) → ADK → OpenInference
+→ Traceloop → pydantic-ai v2 → legacy GenAI events (Strands' ``execute_tool`` events).
 
 Each field is resolved on its own: a span may get its tool name from one convention and
 its result from another (mixed instrumentation is normal).
@@ -18,6 +19,10 @@ from typing import Final, TypeVar
 from tracescore.conventions.adk import AdkLegacy
 from tracescore.conventions.base import ConventionReader, Found, SpanView, StepKind, ToolIO, Usage
 from tracescore.conventions.genai import GenAIAttributes
+from tracescore.conventions.genai_events import GenAIEvents, GenAILegacyEvents
+from tracescore.conventions.openinference import GenericIO, OpenInference
+from tracescore.conventions.pydantic_ai import PydanticAI
+from tracescore.conventions.traceloop import Traceloop
 from tracescore.spans import SpanRecord
 
 __all__ = [
@@ -36,15 +41,45 @@ T = TypeVar("T")
 
 _GENAI = GenAIAttributes()
 _ADK = AdkLegacy()
+_GENAI_EVENTS = GenAIEvents()
+_LEGACY_EVENTS = GenAILegacyEvents()
+_OPENINFERENCE = OpenInference()
+_GENERIC = GenericIO()
+_TRACELOOP = Traceloop()
+_PYDANTIC_AI = PydanticAI()
 
 #: Readers asked for a span's step kind, in order.
-KIND_READERS: list[ConventionReader] = [_GENAI, _ADK]
+KIND_READERS: list[ConventionReader] = [_OPENINFERENCE, _GENAI, _TRACELOOP, _ADK, _PYDANTIC_AI]
 #: Readers asked for model input/output, instructions, tool definitions and usage.
-MODEL_IO_READERS: list[ConventionReader] = [_GENAI, _ADK]
+MODEL_IO_READERS: list[ConventionReader] = [
+    _GENAI,
+    _GENAI_EVENTS,
+    _OPENINFERENCE,
+    _PYDANTIC_AI,
+    _ADK,
+    _TRACELOOP,
+    _LEGACY_EVENTS,
+    _GENERIC,
+]
 #: Readers asked about tool executions.
-TOOL_IO_READERS: list[ConventionReader] = [_GENAI, _ADK]
+TOOL_IO_READERS: list[ConventionReader] = [
+    _GENAI,
+    _GENAI_EVENTS,
+    _ADK,
+    _OPENINFERENCE,
+    _TRACELOOP,
+    _PYDANTIC_AI,
+    _LEGACY_EVENTS,
+]
 #: Readers asked for the switch that turns content capture on.
-HINT_READERS: list[ConventionReader] = [_ADK, _GENAI]
+HINT_READERS: list[ConventionReader] = [
+    _ADK,
+    _OPENINFERENCE,
+    _TRACELOOP,
+    _PYDANTIC_AI,
+    _LEGACY_EVENTS,
+    _GENAI,
+]
 
 #: ``gen_ai.tool.name`` of ADK's ``execute_tool (merged)`` span.
 MERGED_TOOLS: Final = "(merged tools)"

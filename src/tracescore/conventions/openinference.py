@@ -1,0 +1,376 @@
+"""OpenInference (Arize Phoenix) span attributes, and the generic ``input.value`` fallback.
+
+OpenInference marks every span with ``openinference.span.kind`` and flattens messages
+into indexed keys (REFERENCE §5.3)::
+
+    llm.input_messages.N.message.{role,content,name,tool_call_id}
+    llm.input_messages.N.message.contents.K.message_content.{type,text}
+    llm.output_messages.N.message.tool_calls.K.tool_call.{id,function.name,function.arguments}
+    llm.tools.N.tool.json_schema
+
+Flattened keys are folded back into messages in one pass over the attributes, only when
+a question needs them, and the result is cached on the view. ``"__REDACTED__"`` (what
+``OPENINFERENCE_HIDE_*`` writes) counts as not captured.
+
+``llm.system`` is the model *vendor* in OpenInference (``"openai"``), not instructions:
+system instructions are the text of the system-role input messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, cast
+
+from tracescore.conventions.base import (
+    ConventionReader,
+    Found,
+    SpanView,
+    StepKind,
+    ToolIO,
+    Usage,
+    parse_content,
+)
+from tracescore.conventions.genai import int_attr
+from tracescore.conventions.messages import (
+    JsonValue,
+    Message,
+    OtherPart,
+    Part,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    is_not_captured,
+    message_from_obj,
+    messages_from_value,
+    parse_arguments,
+)
+from tracescore.spans import AttrValue, SpanRecord
+
+__all__ = ["CAPTURE_HINT", "GenericIO", "OpenInference"]
+
+SPAN_KIND: Final = "openinference.span.kind"
+INPUT_VALUE: Final = "input.value"
+OUTPUT_VALUE: Final = "output.value"
+_IN: Final = "llm.input_messages."
+_OUT: Final = "llm.output_messages."
+_TOOLS: Final = "llm.tools."
+
+KINDS: Final[dict[str, StepKind]] = {
+    "LLM": "llm",
+    "AGENT": "agent",
+    "TOOL": "tool",
+    "CHAIN": "chain",
+}
+
+CAPTURE_HINT: Final = (
+    "OpenInference content is hidden: unset OPENINFERENCE_HIDE_INPUTS, "
+    "OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES, "
+    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES, OPENINFERENCE_HIDE_INPUT_TEXT and "
+    "OPENINFERENCE_HIDE_OUTPUT_TEXT (or pass TraceConfig() with the defaults) in the agent"
+)
+
+#: A flattened message: sub-key (after ``message.``) → value.
+_Flat = dict[str, AttrValue]
+#: Parsed flattened attributes: input messages, output messages, tool schemas (by index).
+_Parsed = tuple[dict[int, _Flat], dict[int, _Flat], dict[int, AttrValue]]
+
+_SCHEMA_KEYS: Final = frozenset({"$schema", "properties", "parameters", "json_schema"})
+
+
+def _index(rest: str) -> tuple[int, str] | None:
+    head, _, tail = rest.partition(".")
+    return (int(head), tail) if head.isdigit() else None
+
+
+def _parse_flat(view: SpanView) -> _Parsed:
+    """Fold ``llm.input_messages.*`` / ``llm.output_messages.*`` / ``llm.tools.*`` (cached)."""
+    cached = view.cache.get("openinference")
+    if cached is not None:
+        return cast(_Parsed, cached)
+    inputs: dict[int, _Flat] = {}
+    outputs: dict[int, _Flat] = {}
+    tools: dict[int, AttrValue] = {}
+    for key, value in view.span.attributes.items():
+        if not key.startswith("llm."):
+            continue
+        if key.startswith(_IN):
+            target, rest = inputs, key[len(_IN) :]
+        elif key.startswith(_OUT):
+            target, rest = outputs, key[len(_OUT) :]
+        elif key.startswith(_TOOLS):
+            hit = _index(key[len(_TOOLS) :])
+            if hit is not None and hit[1] == "tool.json_schema":
+                tools[hit[0]] = value
+            continue
+        else:
+            continue
+        hit = _index(rest)
+        if hit is not None and hit[1].startswith("message."):
+            target.setdefault(hit[0], {})[hit[1][len("message.") :]] = value
+    parsed = (inputs, outputs, tools)
+    view.cache["openinference"] = parsed
+    return parsed
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _message(flat: _Flat, default_role: str) -> Message | None:
+    """One message from its flattened sub-keys; None when nothing was captured."""
+    role = str(flat.get("role") or default_role).lower()
+    name = _opt_str(flat.get("name"))
+    parts: list[Part] = []
+    content = flat.get("content")
+    if not is_not_captured(content):
+        if role == "tool":
+            parts.append(
+                ToolResultPart(
+                    name=name,
+                    response=parse_arguments(content),
+                    id=_opt_str(flat.get("tool_call_id")),
+                )
+            )
+        else:
+            parts.append(TextPart(text=str(content)))
+    contents: dict[int, dict[str, AttrValue]] = {}
+    calls: dict[int, dict[str, AttrValue]] = {}
+    for key, value in flat.items():
+        if key.startswith("contents."):
+            hit = _index(key[len("contents.") :])
+            if hit is not None:
+                sub = hit[1].removeprefix("message_content.")
+                contents.setdefault(hit[0], {})[sub] = value
+        elif key.startswith("tool_calls."):
+            hit = _index(key[len("tool_calls.") :])
+            if hit is not None:
+                calls.setdefault(hit[0], {})[hit[1].removeprefix("tool_call.")] = value
+    for k in sorted(contents):
+        item = contents[k]
+        text = item.get("text")
+        if item.get("type", "text") == "text":
+            if not is_not_captured(text):
+                parts.append(TextPart(text=str(text)))
+        else:
+            parts.append(OtherPart(type=str(item.get("type")), data=cast(JsonValue, item)))
+    for k in sorted(calls):
+        call = calls[k]
+        parts.append(
+            ToolCallPart(
+                name=str(call.get("function.name") or ""),
+                args=parse_arguments(call.get("function.arguments")),
+                id=_opt_str(call.get("id")),
+            )
+        )
+    fn_name = flat.get("function_call_name")
+    if isinstance(fn_name, str) and fn_name:
+        args = parse_arguments(flat.get("function_call_arguments_json"))
+        parts.append(ToolCallPart(name=fn_name, args=args))
+    if not parts:
+        return None
+    return Message(role=role, parts=tuple(parts), name=name)
+
+
+def _messages(flats: dict[int, _Flat], default_role: str) -> list[Message]:
+    out = []
+    for index in sorted(flats):
+        msg = _message(flats[index], default_role)
+        if msg is not None:
+            out.append(msg)
+    return out
+
+
+def _looks_like_schema(value: JsonValue) -> bool:
+    """True for a JSON schema or a function declaration (what ``tool.parameters`` usually is)."""
+    if not isinstance(value, dict):
+        return True
+    if _SCHEMA_KEYS.intersection(value):
+        return True
+    return value.get("type") == "object"
+
+
+def _unwrap_response(value: JsonValue, tool: str | None) -> JsonValue:
+    """Unwrap a ``{"id", "name", "response"}`` envelope (OpenInference's ADK tool output)."""
+    if (
+        isinstance(value, dict)
+        and "response" in value
+        and set(value) <= {"id", "name", "response"}
+        and value.get("name") in (None, tool)
+    ):
+        return value["response"]
+    return value
+
+
+class OpenInference(ConventionReader):
+    """Reader for OpenInference attributes (``openinference.span.kind``, ``llm.*``, ``tool.*``)."""
+
+    name = "openinference"
+
+    def step_kind(self, span: SpanRecord) -> StepKind | None:
+        """``openinference.span.kind``: LLM, AGENT, TOOL, CHAIN; other kinds are ``other``."""
+        kind = span.attributes.get(SPAN_KIND)
+        if isinstance(kind, str):
+            return KINDS.get(kind.upper(), "other")
+        return None
+
+    def agent_name(self, span: SpanRecord) -> str | None:
+        """``agent.name``; on an AGENT span without it, ``graph.node.id`` (a weaker hint).
+
+        ``graph.node.id`` names a node of an agent graph; only on an AGENT span is that
+        node the agent itself, so it is not used on other spans.
+        """
+        attrs = span.attributes
+        name = attrs.get("agent.name")
+        if isinstance(name, str) and name:
+            return name
+        if attrs.get(SPAN_KIND) == "AGENT":
+            node = attrs.get("graph.node.id")
+            if isinstance(node, str) and node:
+                return node
+        return None
+
+    @staticmethod
+    def _applies(view: SpanView) -> bool:
+        return SPAN_KIND in view.span.attributes
+
+    def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
+        """``llm.input_messages.*`` (None when absent or every message is redacted)."""
+        if not self._applies(view):
+            return None
+        msgs = _messages(_parse_flat(view)[0], "user")
+        return Found(msgs, "llm.input_messages") if msgs else None
+
+    def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
+        """``llm.output_messages.*``."""
+        if not self._applies(view):
+            return None
+        msgs = _messages(_parse_flat(view)[1], "assistant")
+        return Found(msgs, "llm.output_messages") if msgs else None
+
+    def system_instructions(self, view: SpanView) -> Found[str] | None:
+        """Text of the system-role input messages."""
+        found = self.llm_input(view)
+        if found is None:
+            return None
+        texts = [t for m in found.value if m.role == "system" and (t := m.text())]
+        return Found("\n".join(texts), "llm.input_messages") if texts else None
+
+    def tool_definitions(self, view: SpanView) -> Found[JsonValue] | None:
+        """``llm.tools.N.tool.json_schema`` as a list of parsed schemas."""
+        if not self._applies(view):
+            return None
+        schemas = _parse_flat(view)[2]
+        out: list[JsonValue] = []
+        for index in sorted(schemas):
+            found = parse_content(view, schemas[index], f"llm.tools.{index}.tool.json_schema")
+            if found is not None:
+                out.append(found.value)
+        return Found(out, "llm.tools") if out else None
+
+    def usage(self, view: SpanView) -> Usage | None:
+        """``llm.token_count.prompt|completion``."""
+        span = view.span
+        inp = int_attr(span, "llm.token_count.prompt")
+        out = int_attr(span, "llm.token_count.completion")
+        if inp is None and out is None:
+            return None
+        return Usage(input_tokens=inp, output_tokens=out)
+
+    def tool_io(self, view: SpanView) -> ToolIO | None:
+        """TOOL spans: ``tool.name``/``tool.id``, args ``input.value``, result ``output.value``.
+
+        ``tool.parameters`` is normally the tool's schema; it is taken as the arguments
+        only when ``input.value`` has none and it is an object that looks nothing like a
+        schema. A result wrapped as ``{"id", "name", "response"}`` is unwrapped.
+        """
+        attrs = view.span.attributes
+        name = attrs.get("tool.name")
+        if attrs.get(SPAN_KIND) != "TOOL" and not isinstance(name, str):
+            return None
+        tool = name if isinstance(name, str) and name else None
+        call_id = _opt_str(attrs.get("tool.id") or attrs.get("tool_call.id"))
+        args = parse_content(view, attrs.get(INPUT_VALUE), INPUT_VALUE)
+        if args is None:
+            params = parse_content(view, attrs.get("tool.parameters"), "tool.parameters")
+            if params is not None and not _looks_like_schema(params.value):
+                args = params
+        result = parse_content(view, attrs.get(OUTPUT_VALUE), OUTPUT_VALUE)
+        if result is not None:
+            result = Found(_unwrap_response(result.value, tool), result.source, result.truncated)
+        return ToolIO(name=tool, call_id=call_id, args=args, result=result)
+
+    def capture_hint(self, span: SpanRecord) -> str | None:
+        """The ``OPENINFERENCE_HIDE_*`` switches, for OpenInference spans."""
+        return CAPTURE_HINT if SPAN_KIND in span.attributes else None
+
+
+def _input_messages(data: JsonValue) -> list[Message]:
+    if isinstance(data, str):
+        return [Message(role="user", parts=(TextPart(text=data),))]
+    if isinstance(data, list):
+        return messages_from_value(data)
+    if not isinstance(data, dict):
+        return []
+    for key in ("messages", "contents"):
+        value = data.get(key)
+        if isinstance(value, list):
+            return messages_from_value(value)
+    for key in ("prompt", "input", "query"):
+        value = data.get(key)
+        if isinstance(value, str):
+            return [Message(role="user", parts=(TextPart(text=value),))]
+    if "role" in data:
+        return messages_from_value(data)
+    return []
+
+
+def _output_messages(data: JsonValue) -> list[Message]:
+    if isinstance(data, str):
+        return [Message(role="assistant", parts=(TextPart(text=data),))]
+    if isinstance(data, list):
+        return messages_from_value(data, default_role="assistant")
+    if not isinstance(data, dict):
+        return []
+    choices = data.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        first = choices[0]
+        msg = message_from_obj(first.get("message"), default_role="assistant")
+        if msg is None and isinstance(first.get("text"), str):
+            return [Message(role="assistant", parts=(TextPart(text=str(first["text"])),))]
+        return [msg] if msg is not None else []
+    content = data.get("content")
+    if isinstance(content, Mapping):
+        msg = message_from_obj(content, default_role="assistant")
+        return [msg] if msg is not None else []
+    if "role" in data or isinstance(content, (str, list)):
+        return messages_from_value(data, default_role="assistant")
+    return []
+
+
+class GenericIO(ConventionReader):
+    """Last resort for model spans: the generic ``input.value`` / ``output.value`` pair.
+
+    ``input.value`` may be a JSON object with ``messages`` (chat), ``contents`` (Gemini) or
+    ``prompt`` (completion), a JSON message list, or plain text (one user message).
+    ``output.value`` may be an OpenAI response (``choices``), a Gemini/ADK response
+    (``content``), a message, or plain text (the assistant's reply). Only asked about
+    model-call spans, after every convention-specific reader.
+    """
+
+    name = "generic"
+
+    def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
+        """``input.value``."""
+        found = parse_content(view, view.span.attributes.get(INPUT_VALUE), INPUT_VALUE)
+        if found is None:
+            return None
+        msgs = _input_messages(found.value)
+        return Found(msgs, INPUT_VALUE, found.truncated) if msgs else None
+
+    def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
+        """``output.value``."""
+        found = parse_content(view, view.span.attributes.get(OUTPUT_VALUE), OUTPUT_VALUE)
+        if found is None:
+            return None
+        msgs = _output_messages(found.value)
+        return Found(msgs, OUTPUT_VALUE, found.truncated) if msgs else None

@@ -1,0 +1,190 @@
+"""pydantic-ai's own instrumentation attributes (scope ``pydantic-ai``).
+
+pydantic-ai's model and tool spans follow the GenAI conventions from instrumentation
+version 2 on (``gen_ai.input.messages`` ... are read by
+:class:`~tracescore.conventions.genai.GenAIAttributes`). What is pydantic-ai's own:
+
+* the agent run span carries the whole run: ``pydantic_ai.all_messages`` (GenAI message
+  JSON, versions ≥ 2) or ``all_messages_events`` (version 1: a JSON list of GenAI 1.28–1.36
+  event dicts), ``final_result``, ``agent_name``; read by :meth:`PydanticAI.history`.
+* version 2 tool spans (``running tool``) keep arguments and result in
+  ``tool_arguments`` / ``tool_response`` (version ≥ 3 uses ``gen_ai.tool.call.*``).
+* version 1 model spans keep the request and reply in ``events`` (event dicts as above).
+
+Event dicts are the body merged with the event's attributes; older releases add
+``event.name``, newer ones leave it out, so the event is told apart by its keys
+(``message`` + ``index`` = ``gen_ai.choice``) and ``role``.
+
+Spans are recognised by attributes, never by span name (REFERENCE §5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+import orjson
+
+from tracescore.conventions.base import (
+    ConventionReader,
+    Found,
+    SpanView,
+    StepKind,
+    ToolIO,
+    parse_content,
+)
+from tracescore.conventions.genai import messages_attr
+from tracescore.conventions.genai_events import (
+    CHOICE_EVENT,
+    MESSAGE_EVENT_ROLES,
+    legacy_message,
+    legacy_messages,
+)
+from tracescore.conventions.messages import Message, is_not_captured
+from tracescore.spans import SpanRecord
+
+__all__ = ["CAPTURE_HINT", "PydanticAI"]
+
+SCOPE: Final = "pydantic-ai"
+ALL_MESSAGES: Final = "pydantic_ai.all_messages"
+ALL_EVENTS: Final = "all_messages_events"
+EVENTS: Final = "events"
+TOOL_ARGS: Final = "tool_arguments"
+TOOL_RESPONSE: Final = "tool_response"
+FINAL_RESULT: Final = "final_result"
+_RUN_MARKERS: Final = (ALL_MESSAGES, ALL_EVENTS, FINAL_RESULT, "model_name")
+_ROLE_EVENTS: Final = {role: name for name, role in MESSAGE_EVENT_ROLES.items()}
+
+CAPTURE_HINT: Final = (
+    "pydantic-ai content capture is off: instrument with "
+    "InstrumentationSettings(include_content=True) (in Agent.instrument_all(...) or "
+    "capabilities=[Instrumentation(settings=...)])"
+)
+
+
+def _event_name(item: Mapping[str, object]) -> str | None:
+    name = item.get("event.name")
+    if isinstance(name, str):
+        return name
+    if "message" in item and "index" in item:
+        return CHOICE_EVENT
+    role = item.get("role")
+    return _ROLE_EVENTS.get(role) if isinstance(role, str) else None
+
+
+def _is_pydantic(span: SpanRecord) -> bool:
+    return span.scope == SCOPE or "model_request_parameters" in span.attributes
+
+
+class PydanticAI(ConventionReader):
+    """Reader for pydantic-ai's agent-run, tool and version-1 model-span attributes."""
+
+    name = "pydantic_ai"
+
+    def step_kind(self, span: SpanRecord) -> StepKind | None:
+        """Agent run: ``agent_name`` plus a run attribute; tool: ``tool_arguments``."""
+        attrs = span.attributes
+        if "agent_name" in attrs and any(key in attrs for key in _RUN_MARKERS):
+            return "agent"
+        if TOOL_ARGS in attrs or TOOL_RESPONSE in attrs:
+            return "tool"
+        return None
+
+    def agent_name(self, span: SpanRecord) -> str | None:
+        """``agent_name`` (``gen_ai.agent.name`` is read by the GenAI reader)."""
+        name = span.attributes.get("agent_name")
+        return name if isinstance(name, str) and name else None
+
+    def _events(self, view: SpanView, key: str) -> list[tuple[str, Mapping[str, object]]] | None:
+        """The event dicts of a version-1 ``events`` / ``all_messages_events`` attribute."""
+        raw = view.span.attributes.get(key)
+        if raw is None:
+            return None
+        cache_key = f"pydantic_ai:{key}"
+        cached = view.cache.get(cache_key, False)
+        if cached is False:
+            found = parse_content(view, raw, key)
+            items: list[tuple[str, Mapping[str, object]]] | None = None
+            if found is not None and isinstance(found.value, list):
+                items = []
+                for item in found.value:
+                    if isinstance(item, dict) and (name := _event_name(item)) is not None:
+                        items.append((name, item))
+            view.cache[cache_key] = cached = items
+        return cached  # type: ignore[return-value]
+
+    def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
+        """Version 1 model spans: the message events in ``events``."""
+        if not _is_pydantic(view.span):
+            return None
+        events = self._events(view, EVENTS)
+        if not events:
+            return None
+        inputs, _ = legacy_messages(events)
+        return Found(inputs, EVENTS) if inputs else None
+
+    def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
+        """Version 1 model spans: the ``gen_ai.choice`` event in ``events``."""
+        if not _is_pydantic(view.span):
+            return None
+        events = self._events(view, EVENTS)
+        if not events:
+            return None
+        _, choices = legacy_messages(events)
+        return Found(choices, EVENTS) if choices else None
+
+    def system_instructions(self, view: SpanView) -> Found[str] | None:
+        """Version 1 model spans: the ``gen_ai.system.message`` events in ``events``."""
+        found = self.llm_input(view)
+        if found is None:
+            return None
+        texts = [t for m in found.value if m.role == "system" and (t := m.text())]
+        return Found("\n".join(texts), EVENTS) if texts else None
+
+    def history(self, view: SpanView) -> Found[list[Message]] | None:
+        """The run's messages: ``pydantic_ai.all_messages``, else ``all_messages_events``."""
+        attrs = view.span.attributes
+        if ALL_MESSAGES in attrs:
+            found = messages_attr(view, attrs[ALL_MESSAGES], ALL_MESSAGES)
+            if found is not None and found.value:
+                return found
+        events = self._events(view, ALL_EVENTS)
+        if not events:
+            return None
+        msgs: list[Message] = []
+        for name, payload in events:
+            # In a history the model's replies are assistant-message events.
+            msg = legacy_message(name, payload)
+            if msg is not None:
+                msgs.append(msg)
+        return Found(msgs, ALL_EVENTS) if msgs else None
+
+    def final_output(self, view: SpanView) -> Found[str] | None:
+        """``final_result`` on the run span: the only text form of a structured output.
+
+        With ``output_type=SomeModel`` the model answers by calling the ``final_result``
+        output tool, so no reply has text; the run span states the result.
+        """
+        value = view.span.attributes.get(FINAL_RESULT)
+        if is_not_captured(value):
+            return None
+        text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+        return Found(text, FINAL_RESULT)
+
+    def tool_io(self, view: SpanView) -> ToolIO | None:
+        """Version 2 tool spans: ``tool_arguments`` / ``tool_response``."""
+        attrs = view.span.attributes
+        if TOOL_ARGS not in attrs and TOOL_RESPONSE not in attrs:
+            return None
+        name = attrs.get("gen_ai.tool.name")
+        call_id = attrs.get("gen_ai.tool.call.id")
+        return ToolIO(
+            name=name if isinstance(name, str) and name else None,
+            call_id=str(call_id) if call_id not in (None, "") else None,
+            args=parse_content(view, attrs.get(TOOL_ARGS), TOOL_ARGS),
+            result=parse_content(view, attrs.get(TOOL_RESPONSE), TOOL_RESPONSE),
+        )
+
+    def capture_hint(self, span: SpanRecord) -> str | None:
+        """``include_content=True``, for spans pydantic-ai emitted."""
+        return CAPTURE_HINT if _is_pydantic(span) or "agent_name" in span.attributes else None

@@ -1,0 +1,226 @@
+"""OpenLLMetry / Traceloop attributes (REFERENCE §5.4).
+
+Decorator spans (``@workflow``, ``@agent``, ``@task``, ``@tool``) carry
+``traceloop.span.kind``, ``traceloop.entity.name`` and the call's input/output as JSON in
+``traceloop.entity.input`` (``{"args": [...], "kwargs": {...}}``) and
+``traceloop.entity.output``. LLM spans (``openai.chat`` ...) carry ``llm.request.type`` and
+the messages as indexed keys::
+
+    gen_ai.prompt.{i}.{role,content,tool_call_id}
+    gen_ai.prompt.{i}.tool_calls.{j}.{id,name,arguments}
+    gen_ai.completion.{i}.{role,content,finish_reason}
+    gen_ai.completion.{i}.tool_calls.{j}.{id,name,arguments}
+    gen_ai.completion.{i}.function_call.{name,arguments}
+
+Newer OpenLLMetry releases write ``gen_ai.input.messages`` / ``gen_ai.output.messages``
+instead; those are read by :class:`~tracescore.conventions.genai.GenAIAttributes`.
+Session ids (``traceloop.association.properties.*``) are read by the trajectory builder.
+"""
+
+from __future__ import annotations
+
+from typing import Final, cast
+
+import orjson
+
+from tracescore.conventions.base import (
+    ConventionReader,
+    Found,
+    SpanView,
+    StepKind,
+    ToolIO,
+    parse_content,
+)
+from tracescore.conventions.messages import (
+    JsonValue,
+    Message,
+    message_from_obj,
+)
+from tracescore.spans import AttrValue, SpanRecord
+
+__all__ = ["CAPTURE_HINT", "Traceloop", "unwrap_entity_input"]
+
+SPAN_KIND: Final = "traceloop.span.kind"
+ENTITY_NAME: Final = "traceloop.entity.name"
+ENTITY_INPUT: Final = "traceloop.entity.input"
+ENTITY_OUTPUT: Final = "traceloop.entity.output"
+REQUEST_TYPE: Final = "llm.request.type"
+_PROMPT: Final = "gen_ai.prompt."
+_COMPLETION: Final = "gen_ai.completion."
+
+KINDS: Final[dict[str, StepKind]] = {
+    "workflow": "workflow",
+    "agent": "agent",
+    "tool": "tool",
+    "task": "chain",
+}
+REQUEST_KINDS: Final[dict[str, StepKind]] = {"chat": "llm", "completion": "llm"}
+
+CAPTURE_HINT: Final = (
+    "OpenLLMetry content capture is off: set TRACELOOP_TRACE_CONTENT=true "
+    "(or Traceloop.init(trace_content=True)) in the agent's environment"
+)
+_MARKERS: Final = (SPAN_KIND, REQUEST_TYPE, ENTITY_NAME, "traceloop.workflow.name")
+
+
+def _decode(value: object) -> object:
+    """OpenLLMetry JSON-encodes entity values: decode fully (``'"text"'`` → ``text``)."""
+    if isinstance(value, (str, bytes)):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def unwrap_entity_input(value: JsonValue) -> JsonValue:
+    """The tool arguments in a decorator's ``{"args": [...], "kwargs": {...}}`` input.
+
+    * no positional args → the kwargs dict (the usual case: tools called by keyword);
+    * one positional dict and no kwargs → that dict (a tool taking one payload object);
+    * otherwise the value unchanged: positional arguments cannot be named without the
+      function's signature, and inventing names would hide the mismatch from a scorer.
+    """
+    if not isinstance(value, dict) or not set(value) <= {"args", "kwargs"}:
+        return value
+    args = value.get("args") or []
+    kwargs = value.get("kwargs") or {}
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        return value
+    if not args:
+        return kwargs
+    if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
+        return args[0]
+    return value
+
+
+def _indexed(attrs: dict[str, AttrValue], prefix: str) -> dict[int, dict[str, AttrValue]]:
+    """``{prefix}{i}.{rest}`` keys grouped by ``i`` (one pass over the attributes)."""
+    out: dict[int, dict[str, AttrValue]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(prefix):
+            continue
+        head, _, rest = key[len(prefix) :].partition(".")
+        if head.isdigit() and rest:
+            out.setdefault(int(head), {})[rest] = value
+    return out
+
+
+def _chat_dict(flat: dict[str, AttrValue]) -> dict[str, object]:
+    """An OpenAI chat message dict from one message's flattened keys."""
+    msg: dict[str, object] = {}
+    calls: dict[int, dict[str, AttrValue]] = {}
+    for key, value in flat.items():
+        if key.startswith("tool_calls."):
+            head, _, rest = key[len("tool_calls.") :].partition(".")
+            if head.isdigit():
+                calls.setdefault(int(head), {})[rest] = value
+        elif key.startswith("function_call."):
+            calls.setdefault(-1, {})[key[len("function_call.") :]] = value
+        else:
+            msg[key] = value
+    content = msg.get("content")
+    if isinstance(content, str) and content.lstrip()[:1] == "[":
+        # Multimodal content is written as a JSON list of content items.
+        decoded = _decode(content)
+        if isinstance(decoded, list):
+            msg["content"] = decoded
+    if calls:
+        msg["tool_calls"] = [
+            {
+                "id": c.get("id"),
+                "function": {"name": c.get("name"), "arguments": c.get("arguments")},
+            }
+            for _, c in sorted(calls.items())
+        ]
+    return msg
+
+
+class Traceloop(ConventionReader):
+    """Reader for ``traceloop.*`` decorator spans and indexed ``gen_ai.prompt|completion`` keys."""
+
+    name = "traceloop"
+
+    def step_kind(self, span: SpanRecord) -> StepKind | None:
+        """``traceloop.span.kind``, else ``llm.request.type`` (chat/completion → llm)."""
+        attrs = span.attributes
+        kind = attrs.get(SPAN_KIND)
+        if isinstance(kind, str):
+            return KINDS.get(kind, "other")
+        req = attrs.get(REQUEST_TYPE)
+        if isinstance(req, str):
+            return REQUEST_KINDS.get(req, "other")
+        return None
+
+    def agent_name(self, span: SpanRecord) -> str | None:
+        """``traceloop.entity.name`` of an agent or workflow span."""
+        attrs = span.attributes
+        if attrs.get(SPAN_KIND) in ("agent", "workflow"):
+            name = attrs.get(ENTITY_NAME)
+            if isinstance(name, str) and name:
+                return name
+        return None
+
+    def _messages(
+        self, view: SpanView, prefix: str, default_role: str
+    ) -> Found[list[Message]] | None:
+        attrs = view.span.attributes
+        if f"{prefix}0.role" not in attrs and f"{prefix}0.content" not in attrs:
+            return None
+        msgs: list[Message] = []
+        for _, flat in sorted(_indexed(attrs, prefix).items()):
+            msg = message_from_obj(_chat_dict(flat), default_role=default_role)
+            if msg is not None and msg.parts:
+                msgs.append(msg)
+        return Found(msgs, prefix + "*") if msgs else None
+
+    def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
+        """``gen_ai.prompt.{i}.*``."""
+        return self._messages(view, _PROMPT, "user")
+
+    def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
+        """``gen_ai.completion.{i}.*``."""
+        return self._messages(view, _COMPLETION, "assistant")
+
+    def system_instructions(self, view: SpanView) -> Found[str] | None:
+        """Text of the system-role ``gen_ai.prompt`` messages."""
+        found = self.llm_input(view)
+        if found is None:
+            return None
+        texts = [t for m in found.value if m.role == "system" and (t := m.text())]
+        return Found("\n".join(texts), found.source) if texts else None
+
+    def tool_io(self, view: SpanView) -> ToolIO | None:
+        """``@tool`` spans: ``traceloop.entity.name|input|output`` (input unwrapped)."""
+        attrs = view.span.attributes
+        if attrs.get(SPAN_KIND) != "tool":
+            return None
+        name = attrs.get(ENTITY_NAME)
+        return ToolIO(
+            name=name if isinstance(name, str) and name else None,
+            args=self._entity(view, ENTITY_INPUT, unwrap=True),
+            result=self._entity(view, ENTITY_OUTPUT, unwrap=False),
+        )
+
+    @staticmethod
+    def _entity(view: SpanView, key: str, *, unwrap: bool) -> Found[JsonValue] | None:
+        raw = view.span.attributes.get(key)
+        decoded = _decode(raw)
+        if decoded is raw:
+            # Not valid JSON: maybe truncated; let the lenient parser salvage it.
+            found = parse_content(view, raw, key)
+        else:
+            found = Found(cast(JsonValue, decoded), key)
+        if found is None:
+            return None
+        if unwrap:
+            return Found(unwrap_entity_input(found.value), key, found.truncated)
+        return found
+
+    def capture_hint(self, span: SpanRecord) -> str | None:
+        """``TRACELOOP_TRACE_CONTENT``, for spans OpenLLMetry emitted."""
+        attrs = span.attributes
+        for key in _MARKERS:
+            if key in attrs:
+                return CAPTURE_HINT
+        return None

@@ -1,0 +1,223 @@
+"""Helpers for convention fixture tests: build traces by hand, convert SDK records, summarise.
+
+Hand-built fixtures follow the emitters' specs (cited in each test); real ones come from
+the OTel SDK's in-memory exporters (pydantic-ai, ADK) or from committed JSON samples in
+``tests/fixtures`` written by the ``generate_*.py`` scripts there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracescore.model import Invocation
+from tracescore.spans import (
+    STATUS_ERROR,
+    STATUS_OK,
+    STATUS_UNSET,
+    AttrValue,
+    LogRecord,
+    SpanEvent,
+    SpanRecord,
+)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+@dataclass
+class TraceBuilder:
+    """Builds one trace: spans get ids and increasing start times in creation order."""
+
+    trace_id: str = TRACE_ID
+    scope: str | None = None
+    spans: list[SpanRecord] = field(default_factory=list)
+    logs: list[LogRecord] = field(default_factory=list)
+    clock: int = 1_700_000_000_000_000_000
+
+    def _tick(self) -> int:
+        self.clock += 1_000_000
+        return self.clock
+
+    def span(
+        self,
+        name: str,
+        attrs: Mapping[str, AttrValue] | None = None,
+        *,
+        parent: SpanRecord | None = None,
+        events: Iterable[tuple[str, Mapping[str, AttrValue]]] = (),
+        error: str | None = None,
+        scope: str | None = None,
+    ) -> SpanRecord:
+        start = self._tick()
+        span = SpanRecord(
+            trace_id=self.trace_id,
+            span_id=f"{len(self.spans) + 1:016x}",
+            parent_span_id=parent.span_id if parent else None,
+            name=name,
+            start_ns=start,
+            end_ns=start + 500_000,
+            attributes=dict(attrs or {}),
+            events=[
+                SpanEvent(name=n, time_ns=start + i + 1, attributes=dict(a))
+                for i, (n, a) in enumerate(events)
+            ],
+            status_code=STATUS_ERROR if error else STATUS_UNSET,
+            status_message=error,
+            scope=scope or self.scope,
+        )
+        self.spans.append(span)
+        return span
+
+    def log(
+        self,
+        span: SpanRecord,
+        name: str,
+        body: AttrValue = None,
+        attrs: Mapping[str, AttrValue] | None = None,
+        *,
+        name_in_attribute: bool = False,
+    ) -> LogRecord:
+        """A log record correlated with ``span``; the event name goes in ``event.name``
+        instead of ``eventName`` when ``name_in_attribute`` (older emitters)."""
+        attributes = dict(attrs or {})
+        if name_in_attribute:
+            attributes["event.name"] = name
+        record = LogRecord(
+            trace_id=self.trace_id,
+            span_id=span.span_id,
+            time_ns=self._tick(),
+            event_name=None if name_in_attribute else name,
+            body=body,
+            attributes=attributes,
+        )
+        self.logs.append(record)
+        return record
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON, as emitters write it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _attr_value(value: Any) -> AttrValue:
+    if isinstance(value, tuple):
+        return [_attr_value(v) for v in value]
+    if isinstance(value, list):
+        return [_attr_value(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _attr_value(v) for k, v in value.items()}
+    return value
+
+
+def from_sdk_span(span: Any) -> SpanRecord:
+    """A :class:`SpanRecord` from an OTel SDK ``ReadableSpan``."""
+    ctx = span.context
+    status = {"UNSET": STATUS_UNSET, "OK": STATUS_OK, "ERROR": STATUS_ERROR}
+    return SpanRecord(
+        trace_id=f"{ctx.trace_id:032x}",
+        span_id=f"{ctx.span_id:016x}",
+        parent_span_id=f"{span.parent.span_id:016x}" if span.parent else None,
+        name=span.name,
+        kind=span.kind.value,
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time or 0,
+        attributes={k: _attr_value(v) for k, v in (span.attributes or {}).items()},
+        events=[
+            SpanEvent(
+                name=e.name,
+                time_ns=e.timestamp or 0,
+                attributes={k: _attr_value(v) for k, v in (e.attributes or {}).items()},
+            )
+            for e in span.events
+        ],
+        status_code=status[span.status.status_code.name],
+        status_message=span.status.description,
+        resource={k: _attr_value(v) for k, v in span.resource.attributes.items()},
+        scope=span.instrumentation_scope.name if span.instrumentation_scope else None,
+    )
+
+
+def from_sdk_log(record: Any) -> LogRecord:
+    """A :class:`LogRecord` from an OTel SDK ``ReadableLogRecord``."""
+    log = record.log_record
+    return LogRecord(
+        trace_id=f"{log.trace_id:032x}" if log.trace_id else None,
+        span_id=f"{log.span_id:016x}" if log.span_id else None,
+        time_ns=log.timestamp or log.observed_timestamp or 0,
+        event_name=log.event_name,
+        body=_attr_value(log.body),
+        attributes={k: _attr_value(v) for k, v in (log.attributes or {}).items()},
+        scope=record.instrumentation_scope.name if record.instrumentation_scope else None,
+    )
+
+
+def load_sample(path: Path) -> tuple[list[SpanRecord], list[LogRecord], dict[str, Any]]:
+    """Spans and logs of a JSON sample written by ``adk_harness.run_to_sample``, and the sample."""
+    sample = json.loads(path.read_text(encoding="utf-8"))
+    status = {"UNSET": STATUS_UNSET, "OK": STATUS_OK, "ERROR": STATUS_ERROR}
+    spans = [
+        SpanRecord(
+            trace_id=s["trace_id"],
+            span_id=s["span_id"],
+            parent_span_id=s["parent_span_id"],
+            name=s["name"],
+            start_ns=s["start"],
+            end_ns=s["end"],
+            attributes=s["attributes"],
+            events=[
+                SpanEvent(name=e["name"], time_ns=e["timestamp"], attributes=e["attributes"])
+                for e in s["events"]
+            ],
+            status_code=status[s["status"]["code"]],
+            status_message=s["status"]["description"],
+            scope=(s["scope"] or {}).get("name"),
+        )
+        for s in sample["spans"]
+    ]
+    logs = [
+        LogRecord(
+            trace_id=r["trace_id"],
+            span_id=r["span_id"],
+            time_ns=r["timestamp"] or r["observed_timestamp"] or 0,
+            event_name=r["event_name"],
+            body=r["body"],
+            attributes=r["attributes"],
+            scope=(r["scope"] or {}).get("name"),
+        )
+        for r in sample["logs"]
+    ]
+    return spans, logs, sample
+
+
+def by_trace(
+    spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()
+) -> list[tuple[list[SpanRecord], list[LogRecord]]]:
+    """Spans and logs grouped by trace id, in order of first span start."""
+    groups: dict[str, tuple[list[SpanRecord], list[LogRecord]]] = {}
+    for span in sorted(spans, key=lambda s: s.start_ns):
+        groups.setdefault(span.trace_id, ([], []))[0].append(span)
+    for log in logs:
+        if log.trace_id in groups:
+            groups[log.trace_id][1].append(log)
+    return list(groups.values())
+
+
+def summary(inv: Invocation) -> dict[str, Any]:
+    """The fields every fixture test asserts in full."""
+    return {
+        "user": inv.user_content,
+        "tool_calls": [
+            {"name": c.name, "args": c.args, "id": c.id, "result": c.result, "error": c.error}
+            for c in inv.tool_calls
+        ],
+        "intermediate": [(t.author, t.text) for t in inv.intermediate_responses],
+        "final": inv.final_response,
+        "status": inv.status,
+        "reason_code": inv.reason_code,
+        "usage": (inv.usage.input_tokens, inv.usage.output_tokens),
+        "source": (inv.provenance.get("user_content"), inv.provenance.get("responses")),
+    }
