@@ -92,8 +92,11 @@ class _Reporter:
         if stats.not_evaluable:
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.not_evaluable.items()))
             lines.append(f"not evaluable {sum(stats.not_evaluable.values())}: {reasons}")
+            lines.extend(f"  {k}: {stats.reasons[k]}" for k in sorted(stats.reasons))
         if skipped:
-            lines.append(f"left out of the evalset (not evaluable): {skipped}")
+            lines.append(
+                f"left out of the evalset: {skipped} (not evaluable, or agent runs called as tools)"
+            )
         if stats.dropped:
             dropped = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
             lines.append(f"dropped   {dropped}")

@@ -103,7 +103,7 @@ def conversations_to_evalset(
     skipped = written = 0
     used: set[str] = set()
     for conv in conversations:
-        turns = [i for i in conv.invocations if i.status == "ok"]
+        turns = [i for i in conv.invocations if i.status == "ok" and i.parent_tool_span_id is None]
         skipped += len(conv.invocations) - len(turns)
         if not turns:
             continue

@@ -40,6 +40,8 @@ class ImportStats:
     traces_without_agent: int = 0
     invocations: int = 0
     not_evaluable: Counter[str] = field(default_factory=Counter)
+    #: The first explanation seen for each not-evaluable reason (names the fix).
+    reasons: dict[str, str] = field(default_factory=dict)
     bad_records: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
     errors: list[TraceFormatError] = field(default_factory=list)
@@ -101,6 +103,7 @@ def _trace_invocations(trace: AssembledTrace, stats: ImportStats) -> Iterator[In
         stats.invocations += 1
         if inv.reason_code is not None:
             stats.not_evaluable[inv.reason_code] += 1
+            stats.reasons.setdefault(inv.reason_code, inv.reason or inv.reason_code)
         yield inv
 
 

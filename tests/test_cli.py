@@ -1,0 +1,118 @@
+"""The import command end to end: bundled examples, output formats, bad input, exit codes."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from google.adk.evaluation.eval_set import EvalSet
+
+from tracescore.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "traces"
+
+
+def run(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_examples_become_an_adk_evalset(tmp_path: Path) -> None:
+    out = tmp_path / "prod.evalset.json"
+    code, _, err = run("import", str(EXAMPLES), "-o", str(out))
+    assert code == 0, err
+    evalset = EvalSet.model_validate_json(out.read_bytes())
+    assert evalset.eval_set_id == "prod"
+    by_id = {c.eval_id: c for c in evalset.eval_cases}
+    turns = by_id["two_turn_session-session"].conversation
+    assert turns is not None
+    assert [t.user_content.parts[0].text for t in turns] == ["Weather in Paris?", "And in Rome?"]
+    assert "no_tools-session" not in by_id  # recorded without content: not a golden
+    assert "not evaluable 1: content_not_captured 1" in err
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in err
+    assert "bad records 0" in err
+
+
+def test_jsonl_to_stdout_has_the_documented_fields() -> None:
+    code, out, _ = run("import", str(EXAMPLES / "adk-schema2-span-content.jsonl"))
+    assert code == 0
+    records = [orjson.loads(line) for line in out.splitlines()]
+    assert len(records) == 5
+    first = next(r for r in records if r["user_content"].startswith("What is the weather"))
+    for key in (
+        "trace_id",
+        "conversation_id",
+        "invocation_id",
+        "agent",
+        "user_content",
+        "tool_calls",
+        "intermediate_responses",
+        "final_response",
+        "status",
+        "reason",
+    ):
+        assert key in first
+    assert [c["name"] for c in first["tool_calls"]] == ["get_weather", "convert_temperature"]
+    assert first["tool_calls"][0]["args"] == {"city": "Paris"}
+    assert first["tool_calls"][0]["result"]["condition"] == "sunny"
+    assert first["status"] == "ok"
+
+
+def test_bad_line_is_located_skipped_and_exit_1(tmp_path: Path) -> None:
+    good = (EXAMPLES / "adk-schema1-legacy.jsonl").read_text().splitlines()
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join([good[0], '{"resourceSpans": [oops', *good[1:]]) + "\n")
+    code, out, err = run("import", str(path), "--format", "jsonl")
+    assert code == 1
+    assert f"bad record: {path}:2:" in err
+    assert len(out.splitlines()) == 2  # both runs still came out
+    assert "bad records 1" in err
+
+
+def test_strict_stops_at_first_bad_record(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"resourceSpans": [oops\n')
+    out = tmp_path / "o.jsonl"
+    code, _, err = run("import", str(path), "--strict", "-o", str(out))
+    assert code == 1
+    assert f"{path}:1" in err
+    assert not out.exists()  # nothing half-written
+    assert "Traceback" not in err
+
+
+def test_missing_path_is_a_usage_error_without_traceback(tmp_path: Path) -> None:
+    code, _, err = run("import", str(tmp_path / "nope.jsonl"))
+    assert code == 2
+    assert "nope.jsonl" in err
+    assert "Traceback" not in err
+
+
+def test_empty_input_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    code, out, err = run("import", str(path))
+    assert code == 0
+    assert out == ""
+    assert "empty input" in err
+
+
+def test_stdin_and_gzip(tmp_path: Path) -> None:
+    data = (EXAMPLES / "adk-schema1-legacy.jsonl").read_bytes()
+    code, out, _ = run("import", "-", stdin=data)
+    assert code == 0
+    assert len(out.splitlines()) == 2
+    gz = tmp_path / "t.jsonl.gz"
+    gz.write_bytes(gzip.compress(data))
+    code, out2, _ = run("import", str(gz))
+    assert code == 0
+    assert out2 == out
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_quiet_suppresses_summary(quiet: bool) -> None:
+    args = ["import", str(EXAMPLES / "adk-schema1-legacy.jsonl")] + (["-q"] if quiet else [])
+    _, _, err = run(*args)
+    assert ("invocations" in err) is not quiet
