@@ -34,6 +34,7 @@ EXAMPLES = {
 
 
 def main() -> None:
+    """Write every example file."""
     out_dir = HERE / "traces"
     out_dir.mkdir(exist_ok=True)
     for name, (schema, content, scenarios) in EXAMPLES.items():
