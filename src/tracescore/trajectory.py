@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.messages import JsonValue, Message, ToolResultPart
 from tracescore.conventions.registry import (
+    all_found,
     capture_hint,
     first_found,
     merged_tool_io,
@@ -153,7 +154,7 @@ def _build(run: AgentRun, *, complete: bool) -> Invocation:
     for view in _all_views(run):
         warnings.extend(view.warnings)
 
-    reason_code, reason = _evaluability(run, user, responses, complete)
+    reason_code, reason = _evaluability(run, user, responses, warnings, complete)
     return Invocation(
         trace_id=root.trace_id,
         invocation_id=invocation_id,
@@ -186,13 +187,7 @@ def _conversation(
     run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]
 ) -> tuple[str | None, list[_Response], int]:
     """User text, model responses in order, and how many model calls had no output."""
-    user: str | None = None
-    if llm_steps:
-        found_in = first_found(llm_steps[0].views, lambda r, v: r.llm_input(v))
-        if found_in is not None:
-            user = _last_user_text(found_in.value)
-            if user is not None:
-                provenance["user_content"] = found_in.source
+    user = _user_text(llm_steps, provenance)
     responses: list[_Response] = []
     missing = 0
     sources: list[str] = []
@@ -219,6 +214,28 @@ def _conversation(
                 missing = 0 if responses else missing
                 provenance["responses"] = history.source
     return user, responses, missing
+
+
+def _user_text(llm_steps: list[LlmStep], provenance: dict[str, str]) -> str | None:
+    """The last user text in the first model call's input.
+
+    Later calls of agents other than the first see other agents' turns rewritten as
+    user text (ADK's "For context:"), so only the first agent's calls are asked. Later
+    inputs and other sources are tried only when the first answer holds no user text
+    (e.g. a request truncated by the backend before its ``contents``).
+    """
+    if not llm_steps:
+        return None
+    first_agent = llm_steps[0].agent
+    for step in llm_steps:
+        if step.agent != first_agent:
+            continue
+        for found in all_found(step.views, lambda r, v: r.llm_input(v)):
+            text = _last_user_text(found.value)
+            if text is not None:
+                provenance["user_content"] = found.source
+                return text
+    return None
 
 
 def _reply(messages: list[Message]) -> Message | None:
@@ -459,12 +476,18 @@ def _evaluability(
     run: AgentRun,
     user: str | None,
     responses: list[_Response],
+    warnings: list[str],
     complete: bool,
 ) -> tuple[NotEvaluableReason | None, str | None]:
     if not complete:
         return "incomplete_trace", "the trace was flushed before its root span ended"
     if not run.llm_steps and not responses:
         return "no_model_call", "no model call was found in this agent run"
+    if user is None and any("truncated" in w for w in warnings):
+        return "no_user_message", (
+            "the user message was lost: the payload that carries it was truncated "
+            "(tracing backends cap attribute values, e.g. at 64 KiB)"
+        )
     if user is None or not responses:
         what = "user message" if user is None else "model output"
         hint = capture_hint(run.spans) or "turn on message content capture in the agent"

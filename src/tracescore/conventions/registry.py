@@ -13,7 +13,7 @@ its result from another (mixed instrumentation is normal).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final, TypeVar
 
 from tracescore.conventions.adk import AdkLegacy
@@ -27,6 +27,7 @@ from tracescore.spans import SpanRecord
 
 __all__ = [
     "KIND_READERS",
+    "all_found",
     "MODEL_IO_READERS",
     "TOOL_IO_READERS",
     "capture_hint",
@@ -140,12 +141,19 @@ def first_found(
     question: Callable[[ConventionReader, SpanView], Found[T] | None],
 ) -> Found[T] | None:
     """Ask each view (outer span first) each model-I/O reader in order; first answer wins."""
+    return next(all_found(views, question), None)
+
+
+def all_found(
+    views: Sequence[SpanView],
+    question: Callable[[ConventionReader, SpanView], Found[T] | None],
+) -> Iterator[Found[T]]:
+    """Every answer, in precedence order, asked lazily (for fallbacks past a bad answer)."""
     for view in views:
         for reader in MODEL_IO_READERS:
             found = question(reader, view)
             if found is not None:
-                return found
-    return None
+                yield found
 
 
 def merged_usage(views: Sequence[SpanView]) -> Usage | None:

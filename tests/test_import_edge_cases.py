@@ -1,0 +1,101 @@
+"""Import edge cases on real ADK telemetry: backend truncation, huge values, progress."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner
+from otlp_helpers import spans_to_otlp_json_lines
+from rich.console import Console
+
+from adk_harness import run_scenario
+from tracescore import build_invocations
+from tracescore.cli import _batches, main
+from tracescore.formats.sdk import from_readable_span
+from tracescore.importer import ImportStats
+from tracescore.spans import SpanRecord
+
+LIMIT = 64 * 1024
+REQUEST = "gcp.vertex.agent.llm_request"
+
+
+def _v1_spans(scenario: str = "two_sequential_tools") -> list[SpanRecord]:
+    run = run_scenario(scenario, schema="v1", content="default")
+    return [from_readable_span(s) for s in run.spans]
+
+
+def _truncate_requests(spans: list[SpanRecord], *, pad: int, where: str) -> list[SpanRecord]:
+    """Grow each request by ``pad`` bytes of system instruction, then cut it at 64 KiB,
+    as Cloud Trace does. ``where`` puts the padding before or after ``contents``."""
+    out = []
+    for span in spans:
+        raw = span.attributes.get(REQUEST)
+        if isinstance(raw, str) and raw != "{}":
+            req = orjson.loads(raw)
+            req["config"]["system_instruction"] = "Be precise. " * (pad // 12)
+            contents = req.pop("contents")
+            ordered = (
+                {"contents": contents, **req} if where == "after" else {**req, "contents": contents}
+            )
+            text = orjson.dumps(ordered).decode()
+            assert len(text) > LIMIT
+            span = replace(span, attributes={**span.attributes, REQUEST: text[:LIMIT]})
+        out.append(span)
+    return out
+
+
+def test_request_cut_after_the_contents_is_salvaged_and_says_so() -> None:
+    spans = _truncate_requests(_v1_spans(), pad=100_000, where="after")
+    [inv] = build_invocations(spans)
+    assert inv.status == "ok"
+    assert inv.user_content == "What is the weather in Paris, in Fahrenheit?"
+    assert [c.name for c in inv.tool_calls] == ["get_weather", "convert_temperature"]
+    assert inv.final_response == "It is 70.7°F and sunny in Paris."
+    assert any("truncated" in w and REQUEST in w for w in inv.warnings)
+    assert inv.system_instructions is not None
+
+
+def test_request_cut_before_the_contents_loses_only_the_user_message() -> None:
+    # ADK writes config before contents: a large system prompt pushes the history out.
+    spans = _truncate_requests(_v1_spans(), pad=100_000, where="before")
+    [inv] = build_invocations(spans)
+    assert inv.status == "not_evaluable"
+    assert inv.reason_code == "no_user_message"
+    assert "truncated" in (inv.reason or "")
+    # What other spans carry is still there.
+    assert [c.name for c in inv.tool_calls] == ["get_weather", "convert_temperature"]
+    assert inv.tool_calls[0].result == {"city": "Paris", "temp_c": 21.5, "condition": "sunny"}
+    assert inv.final_response == "It is 70.7°F and sunny in Paris."
+
+
+def test_megabyte_attributes_go_through_import(tmp_path: Path) -> None:
+    run = run_scenario("two_sequential_tools", schema="v2", content="SPAN_ONLY")
+    lines = spans_to_otlp_json_lines(run.spans, batch_size=3)
+    big = "x" * (3 * 1024 * 1024)
+    lines = [line.replace("sunny", big) for line in lines]
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(main, ["import", str(path)])
+    assert result.exit_code == 0, result.stderr
+    [record] = [orjson.loads(x) for x in result.stdout.splitlines()]
+    assert record["tool_calls"][0]["result"]["condition"] == big
+
+
+def test_progress_bar_on_a_terminal_for_large_input(tmp_path: Path, monkeypatch) -> None:
+    from tracescore import cli
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        (Path(__file__).parent.parent / "examples/traces/adk-schema1-legacy.jsonl").read_text()
+    )
+    monkeypatch.setattr(cli, "_PROGRESS_MIN_BYTES", 1)
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=80)
+    batches = list(_batches([str(path)], console, ImportStats()))
+    assert batches
+    assert "importing" in buf.getvalue()
+    quiet = Console(file=io.StringIO(), force_terminal=False)
+    assert len(list(_batches([str(path)], quiet, ImportStats()))) == len(batches)
