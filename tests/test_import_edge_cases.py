@@ -42,8 +42,9 @@ def _truncate_requests(spans: list[SpanRecord], *, pad: int, where: str) -> list
             )
             text = orjson.dumps(ordered).decode()
             assert len(text) > LIMIT
-            span = replace(span, attributes={**span.attributes, REQUEST: text[:LIMIT]})
-        out.append(span)
+            out.append(replace(span, attributes={**span.attributes, REQUEST: text[:LIMIT]}))
+        else:
+            out.append(span)
     return out
 
 
