@@ -51,6 +51,7 @@ from tracescore.conventions.messages import (
     is_not_captured,
     message_from_obj,
     messages_from_value,
+    openai_tool_calls,
     parse_arguments,
 )
 from tracescore.spans import AttrValue, LogRecord, SpanRecord
@@ -235,20 +236,7 @@ def _chat_event(default_role: str, payload: Mapping[str, object]) -> Message | N
                     id=_opt_str(payload.get("id") or payload.get("tool_call_id")),
                 )
             )
-    calls = payload.get("tool_calls")
-    if isinstance(calls, list):
-        for call in calls:
-            if not isinstance(call, Mapping):
-                continue
-            fn = call.get("function")
-            fn_map: Mapping[str, object] = fn if isinstance(fn, Mapping) else call
-            parts.append(
-                ToolCallPart(
-                    name=str(fn_map.get("name") or ""),
-                    args=parse_arguments(fn_map.get("arguments", fn_map.get("args"))),
-                    id=_opt_str(call.get("id")),
-                )
-            )
+    parts.extend(openai_tool_calls(payload.get("tool_calls")))
     if not parts:
         return None
     return Message(role=role, parts=tuple(parts), name=_opt_str(payload.get("name")))

@@ -39,6 +39,7 @@ __all__ = [
     "load_json",
     "message_from_obj",
     "messages_from_value",
+    "openai_tool_calls",
     "parse_arguments",
 ]
 
@@ -263,21 +264,28 @@ def _chat_message(obj: Mapping[str, object], role: str, name: str | None) -> Mes
             part = _chat_content_item(item)
             if part is not None:
                 parts.append(part)
-    calls = _get(obj, "tool_calls", "toolCalls")
-    if isinstance(calls, list):
-        for call in calls:
-            if not isinstance(call, Mapping):
-                continue
-            fn = call.get("function")
-            fn_map: Mapping[str, object] = fn if isinstance(fn, Mapping) else call
-            parts.append(
-                ToolCallPart(
-                    name=str(fn_map.get("name") or ""),
-                    args=parse_arguments(fn_map.get("arguments", fn_map.get("args"))),
-                    id=_opt_str(call.get("id")),
-                )
-            )
+    parts.extend(openai_tool_calls(_get(obj, "tool_calls", "toolCalls")))
     return Message(role=role, parts=tuple(parts), name=name)
+
+
+def openai_tool_calls(calls: object) -> list[ToolCallPart]:
+    """Parts of an OpenAI-style ``tool_calls`` list (``[{id, function{name, arguments}}]``)."""
+    parts: list[ToolCallPart] = []
+    if not isinstance(calls, list):
+        return parts
+    for call in calls:
+        if not isinstance(call, Mapping):
+            continue
+        fn = call.get("function")
+        fn_map: Mapping[str, object] = fn if isinstance(fn, Mapping) else call
+        parts.append(
+            ToolCallPart(
+                name=str(fn_map.get("name") or ""),
+                args=parse_arguments(fn_map.get("arguments", fn_map.get("args"))),
+                id=_opt_str(call.get("id")),
+            )
+        )
+    return parts
 
 
 def _chat_content_item(item: object) -> Part | None:
