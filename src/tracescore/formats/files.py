@@ -1,0 +1,313 @@
+"""Trace files: which files an argument names, and the export batches inside each one.
+
+The format of a file is told from its content, never its name (REFERENCE.md section 6):
+
+* gzip (magic bytes ``1f 8b``): decompressed while streaming, then any format below;
+* JSON Lines, as the Collector ``file`` exporter writes with ``format: json``: one OTLP
+  export request per line, trace and log lines mixed, blank lines ignored. Read line by
+  line in binary mode, so memory is bounded by the longest line. Each line is one batch
+  located at ``path:line``; a malformed line is a batch with one error and reading goes on;
+* one JSON document spread over many lines (a Tempo or Jaeger download, a hand-written
+  OTLP file): recognised when the first non-blank line is not valid JSON on its own and
+  the next non-blank line is not an OTLP document on its own either (else the file is
+  JSON Lines with a bad first line). Such a file is read whole, so its size bounds memory;
+* 4-byte big-endian length-prefixed OTLP protobuf messages (``format: proto``): one batch
+  per message, located at ``path:N`` for the N-th message; a truncated tail, or a length
+  over 256 MiB (not such a file, or a corrupt one), is one error and ends the file.
+
+A file starting (after whitespace or a UTF-8 BOM) with ``{`` or ``[`` is JSON; anything
+else is length-prefixed protobuf (its first byte is the high byte of a message length,
+so ``0x00`` for any message under 16 MiB). zstd is not supported.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import logging
+import os
+import sys
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO, Final, Protocol
+
+import orjson
+
+from tracescore.exceptions import InputError
+from tracescore.formats.base import Batch
+from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
+from tracescore.formats.otlp_proto import decode_proto_message
+from tracescore.spans import Origin
+
+__all__ = ["expand_paths", "read_file"]
+
+logger = logging.getLogger(__name__)
+
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+_BOM: Final = b"\xef\xbb\xbf"
+_JSON_FIRST_BYTES: Final = frozenset(b" \t\r\n{[\xef")
+_MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
+_CHUNK: Final = 1024 * 1024
+_MESSAGE_CHARS: Final = 200
+# What a corrupt or truncated gzip stream raises while being read.
+_STREAM_ERRORS: Final = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def expand_paths(paths: Sequence[str]) -> list[str]:
+    """The files named by command-line arguments, in order, each once.
+
+    An argument is ``"-"`` (stdin), a file, a directory (its files, recursively, sorted,
+    skipping hidden files and directories), or a glob pattern (``*``, ``?``, ``[...]``;
+    ``**`` spans directories) whose matches are expanded the same way.
+
+    Raises:
+        InputError: an argument names nothing: a missing path, a pattern without
+            matches, or a directory without files.
+
+    """
+    found: dict[str, None] = {}
+    for path in paths:
+        if path == "-":
+            matches = ["-"]
+        elif os.path.exists(path):
+            matches = _expand_one(path)
+        elif any(char in path for char in "*?["):
+            matches = [
+                file
+                for match in sorted(glob.glob(path, recursive=True))
+                for file in _expand_one(match)
+            ]
+            if not matches:
+                raise InputError(f"{path}: no file matches this pattern")
+        else:
+            raise InputError(f"{path}: no such file or directory")
+        if not matches:
+            raise InputError(f"{path}: no files in this directory")
+        found.update(dict.fromkeys(matches))
+    return list(found)
+
+
+def _expand_one(path: str) -> list[str]:
+    if not os.path.isdir(path):
+        return [path]
+    files: list[str] = []
+    for top, dirs, names in os.walk(path):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        files.extend(os.path.join(top, name) for name in names if not name.startswith("."))
+    return sorted(files)
+
+
+def read_file(path: str, *, stdin: BinaryIO | None = None) -> Iterator[Batch]:
+    """The export batches in one file (or stdin for ``"-"``), in file order.
+
+    Args:
+        path: A file path, or ``"-"`` for standard input.
+        stdin: The binary stream to read for ``"-"``; ``sys.stdin.buffer`` when None.
+
+    Yields:
+        One batch per JSON line, JSON document or protobuf message; an empty file
+        yields nothing. Bad records and malformed lines are errors inside batches.
+
+    Raises:
+        InputError: the file cannot be opened or read (raised on the first ``next()``).
+
+    """
+    if path == "-":
+        yield from _read_stream(stdin if stdin is not None else sys.stdin.buffer, path)
+        return
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 - closed by the with below, in this generator
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    with stream:
+        yield from _read_stream(stream, path)
+
+
+class _ByteStream(Protocol):
+    """What the readers use of a binary stream (``seek`` only because GzipFile asks for it)."""
+
+    def read(self, size: int = ..., /) -> bytes: ...
+
+    def seek(self, offset: int, whence: int = ..., /) -> int: ...
+
+    def readline(self, size: int = ..., /) -> bytes: ...
+
+
+@dataclass(slots=True)
+class _Cursor:
+    """How far a reader got, to locate a read error raised from under it."""
+
+    line: int | None = None
+
+
+def _read_stream(raw: _ByteStream, path: str) -> Iterator[Batch]:
+    cursor = _Cursor()
+    try:
+        head, stream = _peek(raw)
+        if head == _GZIP_MAGIC:
+            logger.debug("%s: gzip-compressed", path)
+            head, stream = _peek(gzip.GzipFile(fileobj=stream, mode="rb"))
+        if not head:
+            return
+        if head[0] in _JSON_FIRST_BYTES:
+            yield from _json_batches(stream, path, cursor)
+        else:
+            yield from _proto_batches(stream, path, cursor)
+    except _STREAM_ERRORS as exc:
+        origin = Origin(path, cursor.line)
+        detail = f"compressed data is corrupt or truncated: {exc}"
+        yield Batch(origin=origin, errors=[located_error(origin, detail)])
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+class _Prepend(io.RawIOBase):
+    """``head`` followed by the rest of ``stream``: puts back bytes read to sniff a format."""
+
+    def __init__(self, head: bytes, stream: _ByteStream) -> None:
+        self._head = head
+        # read1 returns what is available instead of waiting for a full buffer (pipes)
+        self._read = getattr(stream, "read1", stream.read)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self._head or self._read(len(buffer))
+        size = min(len(data), len(buffer))
+        buffer[:size] = data[:size]
+        self._head = data[size:] if self._head else b""
+        return size
+
+
+def _peek(stream: _ByteStream) -> tuple[bytes, _ByteStream]:
+    """The first two bytes of ``stream`` (fewer at its end), and a stream still holding them."""
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        head: bytes = peek(2)
+        if len(head) >= 2:
+            return head[:2], stream
+    head = stream.read(2)
+    return head, io.BufferedReader(_Prepend(head, stream))
+
+
+def _invalid_json(origin: Origin, exc: orjson.JSONDecodeError) -> Batch:
+    message = str(exc)
+    if len(message) > _MESSAGE_CHARS:
+        message = message[: _MESSAGE_CHARS - 3] + "..."
+    return Batch(origin=origin, errors=[located_error(origin, f"invalid JSON: {message}")])
+
+
+def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[Batch]:
+    lines = enumerate(iter(stream.readline, b""), 1)
+    read: list[bytes] = []  # raw lines until the layout is known, to reread them whole
+    first = _next_content_line(lines, read, cursor)
+    if first is None:
+        return
+    if first[0] == 1 and first[1].startswith(_BOM):
+        first = (1, first[1][3:])
+        read[0] = first[1]
+    try:
+        doc = orjson.loads(first[1])
+    except orjson.JSONDecodeError as exc:
+        second = _next_content_line(lines, read, cursor)
+        second_doc = _document_or_none(second[1]) if second is not None else None
+        if second is None or second_doc is None:
+            logger.debug("%s: not JSON Lines, reading it as one JSON document", path)
+            data = bytearray().join(read)
+            del read[:]
+            while chunk := stream.read(_CHUNK):  # no second full-size copy, as read() makes
+                data += chunk
+            yield _whole_document(data, path)
+            return
+        yield _invalid_json(Origin(path, first[0]), exc)
+        origin = Origin(path, second[0])
+        yield decode_json_document(second_doc, origin=origin)
+    else:
+        yield decode_json_document(doc, origin=Origin(path, first[0]))
+    del read
+    for lineno, line in lines:
+        cursor.line = lineno
+        if line.isspace():
+            continue
+        origin = Origin(path, lineno)
+        try:
+            doc = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            yield _invalid_json(origin, exc)
+            continue
+        yield decode_json_document(doc, origin=origin)
+
+
+def _next_content_line(
+    lines: Iterator[tuple[int, bytes]], read: list[bytes], cursor: _Cursor
+) -> tuple[int, bytes] | None:
+    for lineno, line in lines:
+        cursor.line = lineno
+        read.append(line)
+        if not line.isspace():
+            return lineno, line
+    return None
+
+
+def _document_or_none(line: bytes) -> object:
+    """The line's OTLP document, or None when it is not one on its own."""
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return doc if looks_like_document(doc) else None
+
+
+def _whole_document(data: bytearray, path: str) -> Batch:
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return _invalid_json(Origin(path, exc.lineno), exc)
+    return decode_json_document(doc, origin=Origin(path))
+
+
+def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[Batch]:
+    index = 0
+    while True:
+        prefix = _read_exactly(stream, 4)
+        if not prefix:
+            return
+        index += 1
+        cursor.line = index
+        origin = Origin(path, index)
+        size = int.from_bytes(prefix, "big")
+        detail = None
+        if len(prefix) < 4:
+            detail = f"truncated: {len(prefix)} byte(s) where a 4-byte length was expected"
+        elif size > _MAX_MESSAGE_BYTES:
+            detail = (
+                f"message length {size} exceeds {_MAX_MESSAGE_BYTES} bytes: not a"
+                " length-prefixed OTLP protobuf file, or a corrupt one"
+            )
+        else:
+            data = _read_exactly(stream, size)
+            if len(data) < size:
+                detail = f"truncated: message declares {size} bytes, only {len(data)} remain"
+        if detail is not None:
+            yield Batch(origin=origin, errors=[located_error(origin, detail)])
+            return
+        yield decode_proto_message(data, origin=origin)
+
+
+def _read_exactly(stream: _ByteStream, size: int) -> bytes:
+    """``size`` bytes, or fewer at the end; reads in chunks so a bogus length costs little."""
+    data = stream.read(min(size, _CHUNK))
+    if len(data) == size or not data:
+        return data
+    chunks = [data]
+    remaining = size - len(data)
+    while remaining:
+        chunk = stream.read(min(remaining, _CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)

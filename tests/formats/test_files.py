@@ -1,0 +1,254 @@
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from otlp_helpers import (
+    logs_to_otlp_json,
+    logs_to_proto_file_bytes,
+    spans_to_otlp_json_lines,
+    spans_to_proto_file_bytes,
+    to_collector_json,
+    to_tempo_json,
+)
+
+from tracescore.exceptions import InputError
+from tracescore.formats.files import expand_paths, read_file
+from tracescore.formats.sdk import from_readable_span
+from tracescore.spans import Origin
+
+
+def _write(path: Path, data: bytes | str) -> str:
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return str(path)
+
+
+def _span_ids(batches) -> list[str]:
+    return sorted(span.span_id for batch in batches for span in batch.spans)
+
+
+def _expected_ids(sdk_spans) -> list[str]:
+    return sorted(from_readable_span(span).span_id for span in sdk_spans)
+
+
+# --- JSON Lines -------------------------------------------------------------------------
+
+
+def test_json_lines_one_batch_per_line_with_locations(tmp_path, sdk_spans):
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)  # traces spread over lines
+    path = _write(tmp_path / "traces.jsonl", "\n".join(lines) + "\n")
+    batches = list(read_file(path))
+    assert [batch.origin for batch in batches] == [Origin(path, n) for n in (1, 2, 3)]
+    assert all(span.origin == batch.origin for batch in batches for span in batch.spans)
+    assert _span_ids(batches) == _expected_ids(sdk_spans)
+    traces_per_line = [{span.trace_id for span in batch.spans} for batch in batches]
+    assert traces_per_line[0] & traces_per_line[1]  # one trace is split across lines
+
+
+def test_trace_and_log_lines_mixed_with_blank_lines(tmp_path, sdk_spans, sdk_logs):
+    [spans] = spans_to_otlp_json_lines(sdk_spans, batch_size=100)
+    text = f"\n{spans}\n\n   \n{logs_to_otlp_json(sdk_logs)}\n\n"
+    batches = list(read_file(_write(tmp_path / "mixed.json", text)))
+    assert [(b.origin.line, len(b.spans), len(b.logs)) for b in batches] == [  # type: ignore[union-attr]
+        (2, len(sdk_spans), 0),
+        (5, 0, 3),
+    ]
+
+
+def test_malformed_line_mid_file_is_an_error_and_reading_goes_on(tmp_path, sdk_spans):
+    first, second, third = spans_to_otlp_json_lines(sdk_spans, batch_size=4)
+    path = _write(tmp_path / "t.jsonl", f"{first}\n{second[:-40]}\n{third}\n")
+    batches = list(read_file(path))
+    assert len(batches) == 3
+    [error] = batches[1].errors
+    assert (error.path, error.line) == (path, 2)
+    assert error.detail.startswith("invalid JSON: ")
+    assert "line 1 column" in error.detail
+    assert len(error.detail) <= 220
+    assert len(batches[0].spans) == len(batches[2].spans) == 4
+
+
+def test_bad_first_line_then_valid_lines_is_still_json_lines(tmp_path, sdk_spans):
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=6)
+    path = _write(tmp_path / "t.jsonl", '{"resourceSpans": [\n' + "\n".join(lines))
+    batches = list(read_file(path))
+    assert [b.origin.line for b in batches] == [1, 2, 3]  # type: ignore[union-attr]
+    assert batches[0].errors[0].line == 1
+    assert _span_ids(batches[1:]) == _expected_ids(sdk_spans)
+
+
+def test_bad_span_in_a_line_is_located_at_path_line_and_span(tmp_path, sdk_spans):
+    doc = to_collector_json(encode_spans(sdk_spans[:3]))
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[0]["traceId"] = "nope"
+    ok = json.dumps(to_collector_json(encode_spans(sdk_spans[3:5])))
+    path = _write(tmp_path / "t.jsonl", f"{ok}\n{json.dumps(doc)}\n")
+    _, batch = read_file(path)
+    [error] = batch.errors
+    assert str(error).startswith(f"{path}:2: span {spans[0]['spanId']}: ")
+    assert len(batch.spans) == 2
+
+
+def test_two_megabyte_attribute_value(tmp_path):
+    big = "x" * (2 * 1024 * 1024)
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "09acc3d9233945f0",
+        "attributes": [{"key": "gen_ai.input.messages", "value": {"stringValue": big}}],
+    }]}]}]}  # fmt: skip
+    path = _write(tmp_path / "big.jsonl", orjson.dumps(doc) + b"\n" + orjson.dumps(doc))
+    batches = list(read_file(path))
+    assert [len(b.spans) for b in batches] == [1, 1]
+    assert batches[1].spans[0].attributes["gen_ai.input.messages"] == big
+
+
+def test_utf8_bom_is_skipped(tmp_path, sdk_spans):
+    [line] = spans_to_otlp_json_lines(sdk_spans, batch_size=100)
+    batches = list(read_file(_write(tmp_path / "bom.json", b"\xef\xbb\xbf" + line.encode())))
+    assert _span_ids(batches) == _expected_ids(sdk_spans)
+
+
+# --- single documents -------------------------------------------------------------------
+
+
+def test_pretty_printed_document_is_read_whole(tmp_path, sdk_spans, sdk_logs):
+    doc = to_collector_json(encode_spans(sdk_spans))
+    path = _write(tmp_path / "trace.json", json.dumps(doc, indent=2))
+    [batch] = read_file(path)
+    assert batch.origin == Origin(path)
+    assert _span_ids([batch]) == _expected_ids(sdk_spans)
+
+
+@pytest.mark.parametrize("wrap", ["tempo", "jaeger"])
+def test_pretty_printed_tempo_and_jaeger_downloads(tmp_path, sdk_spans, wrap):
+    request = encode_spans(sdk_spans)
+    doc = to_tempo_json(request) if wrap == "tempo" else {"result": to_collector_json(request)}
+    [batch] = read_file(_write(tmp_path / "download.json", json.dumps(doc, indent=4)))
+    assert batch.errors == []
+    assert _span_ids([batch]) == _expected_ids(sdk_spans)
+
+
+def test_hand_wrapped_document_whose_second_line_is_an_object(tmp_path, sdk_spans):
+    doc = to_collector_json(encode_spans(sdk_spans))
+    [block] = doc["resourceSpans"]
+    text = '{"resourceSpans": [\n' + json.dumps(block) + "\n]}\n"
+    [batch] = read_file(_write(tmp_path / "wrapped.json", text))
+    assert batch.errors == []
+    assert _span_ids([batch]) == _expected_ids(sdk_spans)
+
+
+def test_pretty_printed_document_with_a_syntax_error_points_at_its_line(tmp_path, sdk_spans):
+    text = json.dumps(to_collector_json(encode_spans(sdk_spans[:1])), indent=2)
+    lines = text.splitlines()
+    lines[5] = lines[5] + " oops"
+    path = _write(tmp_path / "trace.json", "\n".join(lines))
+    [batch] = read_file(path)
+    [error] = batch.errors
+    assert (error.path, error.line) == (path, 6)
+    assert "invalid JSON" in error.detail
+
+
+def test_empty_and_blank_files_yield_nothing(tmp_path):
+    assert list(read_file(_write(tmp_path / "empty.jsonl", b""))) == []
+    assert list(read_file(_write(tmp_path / "blank.jsonl", b"\n \n\t\n"))) == []
+    assert list(read_file(_write(tmp_path / "empty.gz", gzip.compress(b"")))) == []
+
+
+# --- gzip and protobuf ------------------------------------------------------------------
+
+
+def test_gzip_json_lines(tmp_path, sdk_spans):
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)
+    data = gzip.compress(("\n".join(lines) + "\n").encode())
+    batches = list(read_file(_write(tmp_path / "traces.jsonl.gz", data)))
+    assert [b.origin.line for b in batches] == [1, 2, 3]  # type: ignore[union-attr]
+    assert _span_ids(batches) == _expected_ids(sdk_spans)
+
+
+def test_truncated_gzip_is_a_located_error(tmp_path, sdk_spans):
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=1)
+    data = gzip.compress(("\n".join(lines) + "\n").encode())
+    batches = list(read_file(_write(tmp_path / "cut.gz", data[: len(data) // 2])))
+    *good, last = batches
+    assert good
+    assert all(not b.errors for b in good)
+    [error] = last.errors
+    assert "compressed data is corrupt or truncated" in error.detail
+    assert error.path == str(tmp_path / "cut.gz")
+
+
+def test_length_prefixed_protobuf_traces_and_logs(tmp_path, sdk_spans, sdk_logs):
+    data = spans_to_proto_file_bytes(sdk_spans, batch_size=5) + logs_to_proto_file_bytes(sdk_logs)
+    path = _write(tmp_path / "otlp.binpb", data)
+    batches = list(read_file(path))
+    assert [b.origin for b in batches] == [Origin(path, n) for n in (1, 2, 3, 4)]
+    assert _span_ids(batches) == _expected_ids(sdk_spans)
+    assert [len(b.logs) for b in batches] == [0, 0, 0, 3]
+
+
+def test_gzipped_protobuf(tmp_path, sdk_spans):
+    data = gzip.compress(spans_to_proto_file_bytes(sdk_spans, batch_size=5))
+    assert _span_ids(read_file(_write(tmp_path / "p.gz", data))) == _expected_ids(sdk_spans)
+
+
+@pytest.mark.parametrize("cut", [2, 30])
+def test_truncated_protobuf_tail_is_an_error_and_ends_the_file(tmp_path, sdk_spans, cut):
+    data = spans_to_proto_file_bytes(sdk_spans, batch_size=6)
+    path = _write(tmp_path / "cut.binpb", data[:-cut] if cut == 30 else data + b"\x00\x00")
+    first, *rest = read_file(path)
+    assert len(first.spans) == 6
+    last = rest[-1]
+    [error] = last.errors
+    assert error.path == path
+    assert error.line == (2 if cut == 30 else 3)
+    assert "truncated" in error.detail
+
+
+def test_absurd_length_prefix_is_rejected_without_reading_on(tmp_path):
+    [batch] = read_file(_write(tmp_path / "x.bin", b"\x7f\xff\xff\xff" + b"\x00" * 10))
+    assert "exceeds" in batch.errors[0].detail
+
+
+# --- stdin and paths --------------------------------------------------------------------
+
+
+def test_stdin_streams_with_and_without_peek(sdk_spans):
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)
+    data = ("\n".join(lines) + "\n").encode()
+    for stream in (io.BytesIO(data), io.BufferedReader(io.BytesIO(data))):  # type: ignore[arg-type]
+        batches = list(read_file("-", stdin=stream))
+        assert [b.origin for b in batches] == [Origin("-", n) for n in (1, 2, 3)]
+    gz = io.BytesIO(gzip.compress(spans_to_proto_file_bytes(sdk_spans)))
+    assert _span_ids(read_file("-", stdin=gz)) == _expected_ids(sdk_spans)
+
+
+def test_unreadable_paths_are_input_errors(tmp_path):
+    with pytest.raises(InputError, match=r"missing\.jsonl: cannot open"):
+        list(read_file(str(tmp_path / "missing.jsonl")))
+    with pytest.raises(InputError, match="cannot open"):
+        list(read_file(str(tmp_path)))
+
+
+def test_expand_paths_directories_globs_and_stdin(tmp_path, monkeypatch):
+    for name in ["b/2.jsonl", "b/1.jsonl", "a.json", ".hidden.jsonl", ".git/x.jsonl", "b/c/3.gz"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert expand_paths(["."]) == ["./a.json", "./b/1.jsonl", "./b/2.jsonl", "./b/c/3.gz"]
+    assert expand_paths(["b/*.jsonl", "-", "a.json", "b/1.jsonl"]) == [
+        "b/1.jsonl", "b/2.jsonl", "-", "a.json",
+    ]  # fmt: skip
+    assert expand_paths(["**/*.gz"]) == ["b/c/3.gz"]
+    assert expand_paths(["b"]) == ["b/1.jsonl", "b/2.jsonl", "b/c/3.gz"]
+    assert expand_paths([".hidden.jsonl"]) == [".hidden.jsonl"]  # named explicitly
+    with pytest.raises(InputError, match=r"nope\.jsonl: no such file or directory"):
+        expand_paths(["a.json", "nope.jsonl"])
+    with pytest.raises(InputError, match=r"\*.parquet: no file matches"):
+        expand_paths(["*.parquet"])
+    with pytest.raises(InputError, match="empty: no files in this directory"):
+        expand_paths(["empty"])

@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from opentelemetry._logs import LogRecord as APILogRecord
+from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor, ReadWriteLogRecord
+from opentelemetry.sdk.trace import ReadableSpan
+from otlp_helpers import RESOURCE, make_tracer_provider
+
+from tracescore.formats.sdk import from_readable_span, from_sdk_log
+from tracescore.spans import STATUS_ERROR, STATUS_OK, STATUS_UNSET
+
+
+def _by_name(spans: list[ReadableSpan], prefix: str) -> list[ReadableSpan]:
+    return [span for span in spans if span.name.startswith(prefix)]
+
+
+def test_span_ids_are_lowercase_hex_and_root_has_no_parent(sdk_spans):
+    root = from_readable_span(_by_name(sdk_spans, "invoke_agent")[0])
+    context = _by_name(sdk_spans, "invoke_agent")[0].context
+    assert root.trace_id == f"{context.trace_id:032x}"
+    assert root.span_id == f"{context.span_id:016x}"
+    assert root.parent_span_id is None
+    child = from_readable_span(_by_name(sdk_spans, "chat")[0])
+    assert child.parent_span_id == root.span_id
+    assert child.trace_id == root.trace_id
+
+
+def test_kinds_use_otlp_numbering(sdk_spans):
+    kinds = {from_readable_span(s).name.split()[0]: from_readable_span(s).kind for s in sdk_spans}
+    assert kinds == {"invoke_agent": 2, "chat": 3, "execute_tool": 1}  # server, client, internal
+
+
+def test_attributes_tuples_become_lists_and_scalars_keep_types(sdk_spans):
+    record = from_readable_span(_by_name(sdk_spans, "invoke_agent")[0])
+    assert record.attributes["tags"] == ["prod", "eu"]
+    assert record.attributes["retries"] == [1, 2, 3]
+    assert record.attributes["flags"] == [True, False]
+    assert record.attributes["weights"] == [0.5, 1.5]
+    assert record.attributes["streaming"] is False
+    assert record.attributes["turn"] == 0
+    assert isinstance(record.attributes["sample.rate"], float)
+    assert all(type(v) is not tuple for v in record.attributes.values())
+
+
+def test_events_status_scope_and_resource(sdk_spans):
+    failing = from_readable_span(_by_name(sdk_spans, "execute_tool get_weather_1")[0])
+    assert failing.status_code == STATUS_ERROR
+    assert failing.status_message == "upstream timeout"
+    [event] = failing.events
+    assert event.name == "exception"
+    assert event.attributes["exception.type"] == "RuntimeError"
+    assert event.time_ns > 0
+    ok = from_readable_span(_by_name(sdk_spans, "execute_tool get_weather_0")[0])
+    assert (ok.status_code, ok.status_message) == (STATUS_OK, None)
+    chat = from_readable_span(_by_name(sdk_spans, "chat")[0])
+    assert chat.status_code == STATUS_UNSET
+    assert chat.scope == "openinference.instrumentation.test"
+    assert failing.scope == "tracescore.tests.agent"
+    assert chat.resource["service.name"] == "weather-agent"
+    assert chat.resource["host.cpus"] == 8
+    assert 0 < chat.start_ns <= chat.end_ns
+    assert chat.origin is None
+
+
+def test_resource_attributes_are_converted_once_per_resource(sdk_spans):
+    records = [from_readable_span(s) for s in sdk_spans]
+    assert all(r.resource is records[0].resource for r in records)
+    provider, exporter = make_tracer_provider(RESOURCE.merge(RESOURCE.create({"x": "y"})))
+    with provider.get_tracer("t").start_as_current_span("other"):
+        pass
+    other = from_readable_span(exporter.get_finished_spans()[0])
+    assert other.resource["x"] == "y"
+    assert "x" not in records[0].resource
+
+
+def test_log_records_from_the_in_memory_exporter(sdk_logs):
+    user, choice, outside = (from_sdk_log(r) for r in sdk_logs)
+    assert user.event_name == "gen_ai.user.message"
+    assert user.name == "gen_ai.user.message"
+    assert user.body == {"content": "Weather in Oslo?", "parts": [{"type": "text", "n": 1}]}
+    assert user.attributes == {"gen_ai.system": "gemini", "turn": 3}
+    assert user.severity_text == "INFO"
+    assert user.scope == "tracescore.tests.events"
+    assert user.resource["service.name"] == "weather-agent"
+    assert user.trace_id is not None
+    assert len(user.trace_id) == 32
+    assert user.span_id is not None
+    assert len(user.span_id) == 16
+    assert (choice.trace_id, choice.span_id) == (user.trace_id, user.span_id)
+    assert choice.attributes["raw"] == b"\x00\x01\xff"
+    assert choice.body == {
+        "index": 0,
+        "finish_reason": "stop",
+        "message": {"content": "Sunny, 21C"},
+    }
+    assert (outside.trace_id, outside.span_id, outside.event_name) == (None, None, None)
+    assert outside.body == "outside any span"
+    assert outside.time_ns == sdk_logs[2].log_record.observed_timestamp  # no timestamp set
+
+
+class _Capture(LogRecordProcessor):
+    def __init__(self) -> None:
+        self.records: list[ReadWriteLogRecord] = []
+
+    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+        self.records.append(log_record)
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def test_read_write_records_bare_api_records_and_legacy_log_data():
+    provider = LoggerProvider(resource=RESOURCE)
+    capture = _Capture()
+    provider.add_log_record_processor(capture)
+    provider.get_logger("scope.a").emit(
+        timestamp=123, event_name="e", body=("a", 1), attributes={"k": (1, 2)}
+    )
+    [writable] = capture.records
+    record = from_sdk_log(writable)
+    assert (record.time_ns, record.event_name, record.scope) == (123, "e", "scope.a")
+    assert record.body == ["a", 1]
+    assert record.attributes == {"k": [1, 2]}
+    assert record.resource["service.name"] == "weather-agent"
+
+    bare = from_sdk_log(APILogRecord(timestamp=5, body={"nested": {"x": [1.5]}}))
+    assert (bare.time_ns, bare.resource, bare.scope) == (5, {}, None)
+    assert bare.body == {"nested": {"x": [1.5]}}
+
+    legacy = SimpleNamespace(
+        log_record=writable.log_record, instrumentation_scope=writable.instrumentation_scope
+    )
+    assert from_sdk_log(legacy).scope == "scope.a"  # type: ignore[arg-type]
