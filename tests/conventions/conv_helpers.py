@@ -113,48 +113,6 @@ def _attr_value(value: Any) -> AttrValue:
     return value
 
 
-def from_sdk_span(span: Any) -> SpanRecord:
-    """A :class:`SpanRecord` from an OTel SDK ``ReadableSpan``."""
-    ctx = span.context
-    status = {"UNSET": STATUS_UNSET, "OK": STATUS_OK, "ERROR": STATUS_ERROR}
-    return SpanRecord(
-        trace_id=f"{ctx.trace_id:032x}",
-        span_id=f"{ctx.span_id:016x}",
-        parent_span_id=f"{span.parent.span_id:016x}" if span.parent else None,
-        name=span.name,
-        kind=span.kind.value,
-        start_ns=span.start_time or 0,
-        end_ns=span.end_time or 0,
-        attributes={k: _attr_value(v) for k, v in (span.attributes or {}).items()},
-        events=[
-            SpanEvent(
-                name=e.name,
-                time_ns=e.timestamp or 0,
-                attributes={k: _attr_value(v) for k, v in (e.attributes or {}).items()},
-            )
-            for e in span.events
-        ],
-        status_code=status[span.status.status_code.name],
-        status_message=span.status.description,
-        resource={k: _attr_value(v) for k, v in span.resource.attributes.items()},
-        scope=span.instrumentation_scope.name if span.instrumentation_scope else None,
-    )
-
-
-def from_sdk_log(record: Any) -> LogRecord:
-    """A :class:`LogRecord` from an OTel SDK ``ReadableLogRecord``."""
-    log = record.log_record
-    return LogRecord(
-        trace_id=f"{log.trace_id:032x}" if log.trace_id else None,
-        span_id=f"{log.span_id:016x}" if log.span_id else None,
-        time_ns=log.timestamp or log.observed_timestamp or 0,
-        event_name=log.event_name,
-        body=_attr_value(log.body),
-        attributes={k: _attr_value(v) for k, v in (log.attributes or {}).items()},
-        scope=record.instrumentation_scope.name if record.instrumentation_scope else None,
-    )
-
-
 def load_sample(path: Path) -> tuple[list[SpanRecord], list[LogRecord], dict[str, Any]]:
     """Spans and logs of a JSON sample written by ``adk_harness.run_to_sample``, and the sample."""
     sample = json.loads(path.read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from conv_helpers import TraceBuilder, by_trace, from_sdk_log, from_sdk_span, summary, to_json
+from conv_helpers import TraceBuilder, by_trace, summary, to_json
 
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.genai_events import (
@@ -23,6 +23,8 @@ from tracescore.conventions.genai_events import (
     simplify_blocks,
 )
 from tracescore.conventions.messages import TextPart, ToolCallPart, ToolResultPart
+from tracescore.formats.sdk import from_readable_span as from_sdk_span
+from tracescore.formats.sdk import from_sdk_log
 from tracescore.spans import SpanEvent
 from tracescore.trajectory import build_invocations
 

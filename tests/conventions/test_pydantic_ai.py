@@ -12,7 +12,7 @@ import warnings
 from typing import Any
 
 import pytest
-from conv_helpers import TraceBuilder, from_sdk_span, summary, to_json
+from conv_helpers import TraceBuilder, summary, to_json
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -23,6 +23,7 @@ from pydantic_ai.models.instrumented import DEFAULT_INSTRUMENTATION_VERSION, Ins
 
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.pydantic_ai import PydanticAI
+from tracescore.formats.sdk import from_readable_span as from_sdk_span
 from tracescore.spans import SpanRecord
 from tracescore.trajectory import build_invocations
 
