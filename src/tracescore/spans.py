@@ -72,8 +72,9 @@ class SpanRecord:
 
     Ids are lowercase hex (32 chars for traces, 16 for spans); ``parent_span_id`` is
     ``None`` for a root span. ``kind`` uses OTLP numbering (0 unspecified, 1 internal,
-    2 server, 3 client, 4 producer, 5 consumer), i.e. the SDK's ``SpanKind`` value + 1. ``resource`` is shared by all spans of one resource block
-    and must be treated as read-only.
+    2 server, 3 client, 4 producer, 5 consumer), i.e. the SDK's ``SpanKind`` value + 1.
+    ``resource`` is shared by all spans of one resource block and must be treated as
+    read-only.
     """
 
     trace_id: str
