@@ -84,3 +84,16 @@ def test_logs_join_their_trace_and_idless_logs_are_counted() -> None:
     [t] = asm.flush()
     assert len(t.logs) == 1
     assert asm.dropped["no_trace_id"] == 1
+
+
+def test_bulk_gc_tunes_and_restores_the_collector() -> None:
+    import gc
+
+    from tracescore.importer import bulk_gc
+
+    before = gc.get_threshold()
+    with bulk_gc(threshold=123_456):
+        assert gc.get_threshold()[0] == max(before[0], 123_456)
+        assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

@@ -27,7 +27,7 @@ from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file
-from tracescore.importer import ImportStats, invocations_from_batches
+from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
 from tracescore.model import Invocation, group_conversations
 
 __all__ = ["main"]
@@ -192,9 +192,10 @@ def import_command(
             invocations = invocations_from_batches(
                 _batches(files, console, stats), stats, strict=strict, on_error=reporter.error
             )
-            written, skipped = _write(
-                invocations, out, fmt=fmt, eval_set_id=eval_set_id, output=output
-            )
+            with bulk_gc():
+                written, skipped = _write(
+                    invocations, out, fmt=fmt, eval_set_id=eval_set_id, output=output
+                )
         except BaseException:
             if tmp is not None:
                 out.close()

@@ -176,7 +176,7 @@ def _build(run: AgentRun, *, complete: bool) -> Invocation:
         provenance=provenance,
         system_instructions=system,
         tool_definitions=tools,
-        tags=_tags(run.spans),
+        tags=_tags(run),
         root_span_id=root.span_id,
         error=_span_error(root),
         parent_tool_span_id=run.parent_tool.span_id if run.parent_tool else None,
@@ -454,12 +454,24 @@ def _first_attr(
     return None
 
 
-def _tags(spans: Sequence[SpanRecord]) -> dict[str, str]:
+def _tags(run: AgentRun) -> dict[str, str]:
+    """``tracescore.*`` attributes of the run's root and agent spans and their resources.
+
+    Tags are set by the application on its agent span, on the resource, or as baggage
+    copied onto every span; the root and agent spans see all three, so the (many) other
+    spans need not be scanned.
+    """
     tags: dict[str, str] = {}
-    for span in spans:
-        for source in (span.resource, span.attributes):
-            for key, value in source.items():
-                if key.startswith(_TAG_PREFIX) and value is not None:
+    seen: set[int] = set()
+    for span in (run.root, *(v.span for v in run.agent_views)):
+        sources = (
+            (span.attributes,) if id(span.resource) in seen else (span.attributes, span.resource)
+        )
+        seen.add(id(span.resource))
+        for source in sources:
+            for key in [k for k in source if k.startswith(_TAG_PREFIX)]:
+                value = source[key]
+                if value is not None:
                     tags.setdefault(key, str(value))
     return tags
 

@@ -57,6 +57,8 @@ class AdkLegacy(ConventionReader):
     """Reader for ADK's ``gcp.vertex.agent.*`` attributes (legacy schema and shared ids)."""
 
     name = "adk"
+    markers = frozenset({LLM_REQUEST, LLM_RESPONSE, TOOL_ARGS, TOOL_RESPONSE})
+    scopes = frozenset({ADK_SCOPE})
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
         """``invocation`` root, ``call_llm`` (has ``llm_request``), tool spans."""

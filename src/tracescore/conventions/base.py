@@ -37,7 +37,7 @@ T = TypeVar("T")
 StepKind = Literal["invocation", "workflow", "agent", "llm", "tool", "chain", "other"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Found(Generic[T]):
     """A value read from telemetry and where it was read (``source``, e.g. an attribute key)."""
 
@@ -46,7 +46,7 @@ class Found(Generic[T]):
     truncated: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Usage:
     """Token counts of one model call (None when the convention does not say)."""
 
@@ -54,7 +54,7 @@ class Usage:
     output_tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ToolIO:
     """What one tool-execution span says about the call."""
 
@@ -113,6 +113,12 @@ class ConventionReader:
 
     #: Short name used in provenance and hints, e.g. ``"adk"``.
     name: ClassVar[str] = "base"
+    #: Attribute keys whose presence lets :meth:`step_kind` answer. A span with none of
+    #: any reader's markers (and no marked scope) is classified ``other`` without asking:
+    #: most spans of a trace are HTTP, database or framework spans.
+    markers: ClassVar[frozenset[str]] = frozenset()
+    #: Instrumentation scopes whose spans :meth:`step_kind` may recognise by scope alone.
+    scopes: ClassVar[frozenset[str]] = frozenset()
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
         """The kind of step this span is, if this convention marks it."""

@@ -105,6 +105,7 @@ class GenAIAttributes(ConventionReader):
     """Reader for ``gen_ai.*`` span attributes."""
 
     name = "genai"
+    markers = frozenset({"gen_ai.operation.name"})
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
         """Map ``gen_ai.operation.name`` to a step kind."""

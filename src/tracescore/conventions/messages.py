@@ -54,7 +54,7 @@ ASSISTANT_ROLES: Final = frozenset({"assistant", "model", "ai", "bot"})
 NOT_CAPTURED_MARKERS: Final = frozenset({"__REDACTED__", "FILTERED", "<elided>", "", "{}", "[]"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TextPart:
     """Natural-language text; ``thought`` marks model reasoning parts."""
 
@@ -62,7 +62,7 @@ class TextPart:
     thought: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ToolCallPart:
     """A tool call requested by the model. ``args`` is usually a dict; kept as written."""
 
@@ -71,7 +71,7 @@ class ToolCallPart:
     id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ToolResultPart:
     """A tool's result as fed back to the model."""
 
@@ -80,7 +80,7 @@ class ToolResultPart:
     id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OtherPart:
     """Any part we do not interpret (blobs, files, server tool calls, ...), kept verbatim."""
 
@@ -91,7 +91,7 @@ class OtherPart:
 Part: TypeAlias = TextPart | ToolCallPart | ToolResultPart | OtherPart
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Message:
     """One chat message with typed parts."""
 

@@ -205,6 +205,7 @@ class OpenInference(ConventionReader):
     """Reader for OpenInference attributes (``openinference.span.kind``, ``llm.*``, ``tool.*``)."""
 
     name = "openinference"
+    markers = frozenset({SPAN_KIND})
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
         """``openinference.span.kind``: LLM, AGENT, TOOL, CHAIN; other kinds are ``other``."""

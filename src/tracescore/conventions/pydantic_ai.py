@@ -80,6 +80,7 @@ class PydanticAI(ConventionReader):
     """Reader for pydantic-ai's agent-run, tool and version-1 model-span attributes."""
 
     name = "pydantic_ai"
+    markers = frozenset({"agent_name", TOOL_ARGS, TOOL_RESPONSE})
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
         """Agent run: ``agent_name`` plus a run attribute; tool: ``tool_arguments``."""

@@ -87,6 +87,17 @@ MERGED_TOOLS: Final = "(merged tools)"
 _MODEL_ATTRS: Final = ("gen_ai.request.model", "llm.model_name", "gen_ai.response.model")
 
 
+_HEURISTIC_MARKERS: Final = frozenset({"gen_ai.tool.name", *_MODEL_ATTRS})
+_markers: frozenset[str] = frozenset()
+_scopes: frozenset[str | None] = frozenset()
+
+
+def _refresh_markers() -> None:
+    global _markers, _scopes  # noqa: PLW0603 - derived from the reader lists, rebuilt on change
+    _markers = _HEURISTIC_MARKERS.union(*(r.markers for r in KIND_READERS))
+    _scopes = frozenset().union(*(r.scopes for r in KIND_READERS))
+
+
 def register_reader(
     reader: ConventionReader,
     *,
@@ -107,18 +118,24 @@ def register_reader(
     ):
         if position is not None and reader not in readers:
             readers.insert(position, reader)
+    _refresh_markers()
+
+
+_refresh_markers()
 
 
 def classify(span: SpanRecord) -> StepKind:
     """The step kind of ``span``: the first reader that recognises it, else heuristics."""
-    if span.attributes.get("gen_ai.tool.name") == MERGED_TOOLS:
+    attrs = span.attributes
+    if span.scope not in _scopes and _markers.isdisjoint(attrs):
+        return "other"
+    if attrs.get("gen_ai.tool.name") == MERGED_TOOLS:
         # ADK's summary span for parallel calls repeats calls that have their own spans.
         return "other"
     for reader in KIND_READERS:
         kind = reader.step_kind(span)
         if kind is not None:
             return kind
-    attrs = span.attributes
     if "gen_ai.tool.name" in attrs:
         return "tool"
     for key in _MODEL_ATTRS:

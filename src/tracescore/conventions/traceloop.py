@@ -140,6 +140,7 @@ class Traceloop(ConventionReader):
     """Reader for ``traceloop.*`` decorator spans and indexed ``gen_ai.prompt|completion`` keys."""
 
     name = "traceloop"
+    markers = frozenset({SPAN_KIND, REQUEST_TYPE})
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
         """``traceloop.span.kind``, else ``llm.request.type`` (chat/completion → llm)."""
