@@ -66,12 +66,8 @@ class AgentRun:
     agents: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True)
-class _Ctx:
-    run: AgentRun | None
-    agent: str | None
-    tool: SpanRecord | None
-    llm: LlmStep | None
+#: What a span inherits from its ancestors: its run, agent, enclosing tool and model call.
+_Ctx = tuple["AgentRun | None", "str | None", "SpanRecord | None", "LlmStep | None"]
 
 
 def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> list[AgentRun]:
@@ -82,10 +78,12 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
         logs: Log records of the same trace; those with a span id are attached to it.
 
     """
-    by_id = {s.span_id: s for s in spans}
+    # Sorted once, so every children list is built in start order.
+    ordered = sorted(spans, key=_start)
+    by_id = {s.span_id: s for s in ordered}
     children: dict[str | None, list[SpanRecord]] = defaultdict(list)
     tops: list[SpanRecord] = []
-    for s in spans:
+    for s in ordered:
         if s.parent_span_id is None or s.parent_span_id not in by_id:
             tops.append(s)
         else:
@@ -99,14 +97,12 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
         return SpanView(span, logs_by_span.get(span.span_id, []))
 
     runs: list[AgentRun] = []
-    tops.sort(key=lambda s: s.start_ns)
     for top in tops:
         loose = AgentRun(root=top)
-        stack: list[tuple[SpanRecord, _Ctx]] = [(top, _Ctx(None, None, None, None))]
+        stack: list[tuple[SpanRecord, _Ctx]] = [(top, (None, None, None, None))]
         while stack:
-            span, ctx = stack.pop()
+            span, (run, agent, tool, llm) = stack.pop()
             kind = classify(span)
-            run, agent, tool, llm = ctx.run, ctx.agent, ctx.tool, ctx.llm
             if kind in _AGENTISH:
                 name = agent_name(span)
                 if run is None or tool is not None:
@@ -130,11 +126,14 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
                 tool = span
             kids = children.get(span.span_id)
             if kids:
-                next_ctx = _Ctx(run, agent, tool, llm)
+                ctx: _Ctx = (run, agent, tool, llm)
                 # Reverse start order on a LIFO stack = visit children in start order.
-                for kid in sorted(kids, key=lambda s: s.start_ns, reverse=True):
-                    stack.append((kid, next_ctx))
+                stack.extend((kid, ctx) for kid in reversed(kids))
         if loose.llm_steps or (loose.tool_steps and not runs):
             runs.append(loose)
     runs.sort(key=lambda r: r.root.start_ns)
     return runs
+
+
+def _start(span: SpanRecord) -> int:
+    return span.start_ns
