@@ -116,3 +116,17 @@ def test_quiet_suppresses_summary(quiet: bool) -> None:
     args = ["import", str(EXAMPLES / "adk-schema1-legacy.jsonl")] + (["-q"] if quiet else [])
     _, _, err = run(*args)
     assert ("invocations" in err) is not quiet
+
+
+def test_idle_window_is_settable_and_late_records_are_reported(tmp_path: Path) -> None:
+    lines = (EXAMPLES / "adk-schema2-span-content.jsonl").read_text().splitlines()
+    # Move the first batch to the end: with a tiny window its trace is already complete
+    # when the batch arrives, so its spans are late.
+    path = tmp_path / "late.jsonl"
+    path.write_text("\n".join([*lines[1:], lines[0]]) + "\n")
+    code, _, err = run("import", str(path), "--idle-records", "1", "--format", "jsonl")
+    assert code == 0
+    assert "late_record" in err
+    code, _, err = run("import", str(path), "--format", "jsonl")
+    assert code == 0
+    assert "late_record" not in err

@@ -20,11 +20,14 @@ from typing import Final, Literal
 
 from tracescore.spans import LogRecord, SpanRecord
 
-__all__ = ["AssembledTrace", "DropReason", "TraceAssembler"]
+__all__ = ["DEFAULT_IDLE_RECORDS", "AssembledTrace", "DropReason", "TraceAssembler"]
 
 DropReason = Literal["late_record", "trace_too_large", "no_trace_id"]
 
 _RECENT_MAX: Final = 200_000
+#: Default idle window, in records. A window too small for an input shows up as
+#: ``late_record`` drops in the import summary.
+DEFAULT_IDLE_RECORDS: Final = 20_000
 
 
 @dataclass(slots=True, kw_only=True)
@@ -64,7 +67,7 @@ class TraceAssembler:
     def __init__(
         self,
         *,
-        idle_records: int = 20_000,
+        idle_records: int = DEFAULT_IDLE_RECORDS,
         max_traces: int = 100_000,
         max_spans_per_trace: int = 20_000,
     ) -> None:

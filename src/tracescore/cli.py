@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tracescore import __version__
+from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
@@ -84,7 +85,7 @@ class _Reporter:
             self.console.print("empty input: no spans or log records were found")
             return
         lines = [
-            f"read      {stats.files} file(s), {stats.records} batch(es), "
+            f"read      {stats.files} file(s), {stats.records} line(s) or message(s), "
             f"{stats.spans} span(s), {stats.logs} log record(s)",
             f"traces    {stats.traces} ({stats.traces_without_agent} without agent activity)",
             f"invocations {stats.invocations}, written {written} to {output}",
@@ -164,6 +165,14 @@ def _open_output(output: str) -> tuple[IO[bytes], str | None]:
     "Default: evalset when OUTPUT ends in .json, else jsonl.",
 )
 @click.option("--eval-set-id", default=None, help="eval_set_id of the written evalset.")
+@click.option(
+    "--idle-records",
+    type=click.IntRange(min=1),
+    default=DEFAULT_IDLE_RECORDS,
+    show_default=True,
+    help="Records without news of a trace (root seen) before it counts as complete. "
+    "Raise it when the summary reports late records.",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first bad record.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary on stderr.")
 def import_command(
@@ -171,6 +180,7 @@ def import_command(
     output: str,
     fmt: str | None,
     eval_set_id: str | None,
+    idle_records: int,
     strict: bool,
     quiet: bool,
 ) -> None:
@@ -190,7 +200,11 @@ def import_command(
         out, tmp = _open_output(output)
         try:
             invocations = invocations_from_batches(
-                _batches(files, console, stats), stats, strict=strict, on_error=reporter.error
+                _batches(files, console, stats),
+                stats,
+                strict=strict,
+                assembler=TraceAssembler(idle_records=idle_records),
+                on_error=reporter.error,
             )
             with bulk_gc():
                 written, skipped = _write(
