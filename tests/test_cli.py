@@ -130,3 +130,11 @@ def test_idle_window_is_settable_and_late_records_are_reported(tmp_path: Path) -
     code, _, err = run("import", str(path), "--format", "jsonl")
     assert code == 0
     assert "late_record" not in err
+
+
+def test_options_from_the_environment(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"resourceSpans": [oops\n')
+    result = CliRunner().invoke(main, ["import", str(path)], env={"TRACESCORE_IMPORT_STRICT": "1"})
+    assert result.exit_code == 1
+    assert "--strict" in result.stderr
