@@ -71,19 +71,14 @@ class AdkLegacy(ConventionReader):
             return "invocation"
         return None
 
+    def _payload(self, view: SpanView, key: str) -> Found[JsonValue] | None:
+        return view.cached(key, lambda: parse_content(view, view.span.attributes.get(key), key))
+
     def _request(self, view: SpanView) -> Found[JsonValue] | None:
-        cached = view.cache.get(LLM_REQUEST, False)
-        if cached is False:
-            cached = parse_content(view, view.span.attributes.get(LLM_REQUEST), LLM_REQUEST)
-            view.cache[LLM_REQUEST] = cached
-        return cached  # type: ignore[return-value]
+        return self._payload(view, LLM_REQUEST)
 
     def _response(self, view: SpanView) -> Found[JsonValue] | None:
-        cached = view.cache.get(LLM_RESPONSE, False)
-        if cached is False:
-            cached = parse_content(view, view.span.attributes.get(LLM_RESPONSE), LLM_RESPONSE)
-            view.cache[LLM_RESPONSE] = cached
-        return cached  # type: ignore[return-value]
+        return self._payload(view, LLM_RESPONSE)
 
     def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
         """``llm_request.contents``."""

@@ -11,6 +11,7 @@ view, and the builder asks the next reader in precedence order (REFERENCE §5.5)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Generic, Literal, TypeVar, cast
 
@@ -73,6 +74,14 @@ class SpanView:
     warnings: list[str] = field(default_factory=list)
     #: Parsed payloads shared by the questions asked of one span (parse once, read many).
     cache: dict[str, object] = field(default_factory=dict)
+
+    def cached(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``, run once per view and key (parse once, read many)."""
+        if key in self.cache:
+            return cast(T, self.cache[key])
+        value = compute()
+        self.cache[key] = value
+        return value
 
     def warn(self, message: str) -> None:
         """Record a problem with this span's content (shown on the invocation)."""

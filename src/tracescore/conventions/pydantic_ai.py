@@ -101,18 +101,18 @@ class PydanticAI(ConventionReader):
         raw = view.span.attributes.get(key)
         if raw is None:
             return None
-        cache_key = f"pydantic_ai:{key}"
-        cached = view.cache.get(cache_key, False)
-        if cached is False:
+
+        def parse() -> list[tuple[str, Mapping[str, object]]] | None:
             found = parse_content(view, raw, key)
-            items: list[tuple[str, Mapping[str, object]]] | None = None
-            if found is not None and isinstance(found.value, list):
-                items = []
-                for item in found.value:
-                    if isinstance(item, dict) and (name := _event_name(item)) is not None:
-                        items.append((name, item))
-            view.cache[cache_key] = cached = items
-        return cached  # type: ignore[return-value]
+            if found is None or not isinstance(found.value, list):
+                return None
+            return [
+                (name, item)
+                for item in found.value
+                if isinstance(item, dict) and (name := _event_name(item)) is not None
+            ]
+
+        return view.cached(f"pydantic_ai:{key}", parse)
 
     def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
         """Version 1 model spans: the message events in ``events``."""
