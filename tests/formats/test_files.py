@@ -252,3 +252,9 @@ def test_expand_paths_directories_globs_and_stdin(tmp_path, monkeypatch):
         expand_paths(["*.parquet"])
     with pytest.raises(InputError, match="empty: no files in this directory"):
         expand_paths(["empty"])
+
+
+def test_zstd_is_refused_with_a_clear_error(tmp_path):
+    path = _write(tmp_path / "traces.jsonl.zst", b"\x28\xb5\x2f\xfd" + b"\x00" * 16)
+    with pytest.raises(InputError, match="zstd-compressed input is not supported"):
+        list(read_file(path))

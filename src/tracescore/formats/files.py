@@ -46,6 +46,9 @@ __all__ = ["expand_paths", "read_file"]
 logger = logging.getLogger(__name__)
 
 _GZIP_MAGIC: Final = b"\x1f\x8b"
+#: First two bytes of a zstd frame (28 b5 2f fd); as a protobuf length prefix they would
+#: announce a 680 MB message, so nothing valid is mistaken for it.
+_ZSTD_MAGIC: Final = b"\x28\xb5"
 _BOM: Final = b"\xef\xbb\xbf"
 _JSON_FIRST_BYTES: Final = frozenset(b" \t\r\n{[\xef")
 _MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
@@ -151,6 +154,11 @@ def _read_stream(raw: _ByteStream, path: str) -> Iterator[Batch]:
             head, stream = _peek(gzip.GzipFile(fileobj=stream, mode="rb"))
         if not head:
             return
+        if head == _ZSTD_MAGIC:
+            raise InputError(
+                f"{path}: zstd-compressed input is not supported; decompress it first"
+                " (zstd -d) or have the Collector write without compression"
+            )
         if head[0] in _JSON_FIRST_BYTES:
             yield from _json_batches(stream, path, cursor)
         else:
