@@ -42,9 +42,12 @@ OPERATION_KINDS: Final[dict[str, StepKind]] = {
     "invoke_workflow": "workflow",
 }
 
+# The latest-experimental mode takes a mode name, not "true" (a "true" there is
+# rejected and nothing is captured: checked with opentelemetry-instrumentation-openai-v2).
 CAPTURE_HINT: Final = (
-    "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true "
-    "(with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental) in the agent's environment"
+    "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true in the agent's environment "
+    "(with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental use span_only, "
+    "event_only or span_and_event instead of true)"
 )
 
 
