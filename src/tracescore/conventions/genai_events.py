@@ -195,9 +195,13 @@ def legacy_message(event: str, payload: Mapping[str, object]) -> Message | None:
         body = payload.get("message")
         if body is None:
             body = payload.get("content")
-        if isinstance(body, Mapping) and "parts" not in body:
-            return _chat_event("assistant", body)
-        return _chat_event("assistant", {"content": body})
+        if not (isinstance(body, Mapping) and "parts" not in body):
+            body = {} if body is None else {"content": body}
+        calls = payload.get("tool_calls")
+        if calls is not None and "tool_calls" not in body:
+            # OpenLLMetry writes the choice's tool calls beside "message", not inside it.
+            body = {**body, "tool_calls": calls}
+        return _chat_event("assistant", body)
     default = MESSAGE_EVENT_ROLES.get(event)
     if default is None:
         role = payload.get("role")

@@ -3,8 +3,8 @@
 Decorator spans (``@workflow``, ``@agent``, ``@task``, ``@tool``) carry
 ``traceloop.span.kind``, ``traceloop.entity.name`` and the call's input/output as JSON in
 ``traceloop.entity.input`` (``{"args": [...], "kwargs": {...}}``) and
-``traceloop.entity.output``. LLM spans (``openai.chat`` ...) carry ``llm.request.type`` and
-the messages as indexed keys::
+``traceloop.entity.output``. LLM spans (``openai.chat`` ...) of older releases carry
+``llm.request.type`` and the messages as indexed keys::
 
     gen_ai.prompt.{i}.{role,content,tool_call_id}
     gen_ai.prompt.{i}.tool_calls.{j}.{id,name,arguments}
@@ -12,8 +12,11 @@ the messages as indexed keys::
     gen_ai.completion.{i}.tool_calls.{j}.{id,name,arguments}
     gen_ai.completion.{i}.function_call.{name,arguments}
 
-Newer OpenLLMetry releases write ``gen_ai.input.messages`` / ``gen_ai.output.messages``
-instead; those are read by :class:`~tracescore.conventions.genai.GenAIAttributes`.
+Newer OpenLLMetry releases (``opentelemetry-instrumentation-openai`` 0.62) write
+``gen_ai.operation.name`` and ``gen_ai.input.messages`` / ``gen_ai.output.messages``
+instead, with no ``llm.request.type``; those are read by
+:class:`~tracescore.conventions.genai.GenAIAttributes`, and such a span is recognised as
+OpenLLMetry's only by its instrumentation scope (for the content-capture hint).
 Session ids (``traceloop.association.properties.*``) are read by the trajectory builder.
 """
 
@@ -61,6 +64,10 @@ CAPTURE_HINT: Final = (
     "(or Traceloop.init(trace_content=True)) in the agent's environment"
 )
 _MARKERS: Final = (SPAN_KIND, REQUEST_TYPE, ENTITY_NAME, "traceloop.workflow.name")
+#: Scopes only OpenLLMetry's instrumentations use (the official one is ``…openai_v2``).
+_SCOPES: Final = frozenset(
+    {"opentelemetry.instrumentation.openai.v0", "opentelemetry.instrumentation.openai.v1"}
+)
 
 
 def _decode(value: object) -> object:
@@ -220,6 +227,8 @@ class Traceloop(ConventionReader):
 
     def capture_hint(self, span: SpanRecord) -> str | None:
         """``TRACELOOP_TRACE_CONTENT``, for spans OpenLLMetry emitted."""
+        if span.scope in _SCOPES:
+            return CAPTURE_HINT
         attrs = span.attributes
         for key in _MARKERS:
             if key in attrs:
