@@ -18,19 +18,24 @@ spans in start order and the invocation says so in its warnings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 
 from tracescore.conventions.base import SpanView
-from tracescore.conventions.messages import JsonValue, Message, ToolResultPart
+from tracescore.conventions.messages import Message
 from tracescore.conventions.registry import (
     all_found,
     capture_hint,
     first_found,
-    merged_tool_io,
     merged_usage,
 )
-from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage, ToolCall
-from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
+from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage
+from tracescore.spans import LogRecord, SpanRecord
+from tracescore.tool_calls import (
+    ModelReply,
+    call_from_execution,
+    execution,
+    join_calls,
+    span_error,
+)
 from tracescore.trace_tree import AgentRun, LlmStep, split_runs
 
 __all__ = ["build_invocations"]
@@ -45,31 +50,6 @@ _CONVERSATION_KEYS = (
     "traceloop.association.properties.chat_id",
 )
 _TAG_PREFIX = "tracescore."
-#: Call ids that identify nothing (ADK writes this when a tool raised).
-_NO_IDS = frozenset({None, "", "<not specified>"})
-
-
-@dataclass(slots=True)
-class _Response:
-    agent: str | None
-    message: Message
-    source: str
-    #: Index of the model-call step it came from; None when read from a run history.
-    step: int | None = None
-    #: For history responses: the tool results that follow it in the history.
-    results: list[ToolResultPart] | None = None
-
-
-@dataclass(slots=True)
-class _Exec:
-    name: str
-    call_id: str | None
-    args: JsonValue
-    result: JsonValue
-    error: str | None
-    agent: str | None
-    span: SpanRecord
-    used: bool = False
 
 
 def build_invocations(
@@ -101,15 +81,15 @@ def _build(run: AgentRun, *, complete: bool) -> Invocation:
     tool_steps = sorted(run.tool_steps, key=lambda s: s.view.span.start_ns)
 
     user, responses, missing_outputs = _conversation(run, llm_steps, provenance)
-    execs = [_exec(step.view, step.agent) for step in tool_steps]
+    execs = [execution(step.view, step.agent) for step in tool_steps]
     if responses and not missing_outputs:
-        calls = _join_calls(responses, execs, llm_steps, provenance, warnings)
+        calls = join_calls(responses, execs, llm_steps, provenance, warnings)
     else:
         if execs and llm_steps:
             warnings.append(
                 "model outputs were not captured: tool calls read from tool spans in start order"
             )
-        calls = [_call_from_exec(e) for e in execs]
+        calls = [call_from_execution(e) for e in execs]
         if execs:
             provenance.setdefault("tool_calls", "tool spans")
 
@@ -178,17 +158,17 @@ def _build(run: AgentRun, *, complete: bool) -> Invocation:
         tool_definitions=tools,
         tags=_tags(run),
         root_span_id=root.span_id,
-        error=_span_error(root),
+        error=span_error(root),
         parent_tool_span_id=run.parent_tool.span_id if run.parent_tool else None,
     )
 
 
 def _conversation(
     run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]
-) -> tuple[str | None, list[_Response], int]:
+) -> tuple[str | None, list[ModelReply], int]:
     """User text, model responses in order, and how many model calls had no output."""
     user = _user_text(llm_steps, provenance)
-    responses: list[_Response] = []
+    responses: list[ModelReply] = []
     missing = 0
     sources: list[str] = []
     for index, step in enumerate(llm_steps):
@@ -197,7 +177,7 @@ def _conversation(
         if found_out is None or message is None:
             missing += 1
             continue
-        responses.append(_Response(step.agent, message, found_out.source, step=index))
+        responses.append(ModelReply(step.agent, message, found_out.source, step=index))
         sources.append(found_out.source)
     if sources:
         provenance["responses"] = ", ".join(dict.fromkeys(sources))
@@ -256,16 +236,16 @@ def _last_user_text(messages: Iterable[Message]) -> str | None:
     return text
 
 
-def _history_responses(messages: list[Message], agent: str | None, source: str) -> list[_Response]:
+def _history_responses(messages: list[Message], agent: str | None, source: str) -> list[ModelReply]:
     """The model replies of the current run in a history, each with the results after it."""
     start = 0
     for i, msg in enumerate(messages):
         if msg.is_user and msg.text() is not None:
             start = i + 1
-    responses: list[_Response] = []
+    responses: list[ModelReply] = []
     for msg in messages[start:]:
         if msg.is_assistant:
-            responses.append(_Response(agent, msg, source, results=[]))
+            responses.append(ModelReply(agent, msg, source, results=[]))
         elif responses:
             results = responses[-1].results
             if results is not None:
@@ -273,163 +253,7 @@ def _history_responses(messages: list[Message], agent: str | None, source: str) 
     return responses
 
 
-def _span_error(span: SpanRecord) -> str | None:
-    if span.status_code != STATUS_ERROR:
-        return None
-    etype = span.attributes.get("error.type")
-    return str(etype) if etype else (span.status_message or "error")
-
-
-def _exec(view: SpanView, agent: str | None) -> _Exec:
-    io = merged_tool_io(view)
-    span = view.span
-    call_id = io.call_id if io.call_id not in _NO_IDS else None
-    return _Exec(
-        name=io.name or span.name,
-        call_id=call_id,
-        args=io.args.value if io.args is not None else None,
-        result=io.result.value if io.result is not None else None,
-        error=_span_error(span),
-        agent=agent,
-        span=span,
-    )
-
-
-def _call_from_exec(e: _Exec, *, name: str | None = None, args: JsonValue = None) -> ToolCall:
-    return ToolCall(
-        name=name or e.name,
-        args=args if args is not None else e.args,
-        id=e.call_id,
-        result=e.result,
-        error=e.error,
-        agent=e.agent,
-        start_ns=e.span.start_ns,
-        end_ns=e.span.end_ns,
-        span_id=e.span.span_id,
-    )
-
-
-def _join_calls(
-    responses: list[_Response],
-    execs: list[_Exec],
-    llm_steps: list[LlmStep],
-    provenance: dict[str, str],
-    warnings: list[str],
-) -> list[ToolCall]:
-    """Model tool calls in order, each joined to its execution (id, else name and order).
-
-    ``responses`` and ``llm_steps`` are aligned (one response per model call).
-    """
-    by_id = {e.call_id: e for e in execs if e.call_id}
-    calls: list[ToolCall] = []
-    origin: list[_Response] = []
-    for resp in responses:
-        for part in resp.message.tool_calls():
-            match = by_id.get(part.id) if part.id else None
-            if match is None or match.used:
-                match = next((e for e in execs if not e.used and e.name == part.name), None)
-            origin.append(resp)
-            if match is None:
-                calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
-                continue
-            match.used = True
-            calls.append(
-                replace(
-                    _call_from_exec(match),
-                    name=part.name,
-                    args=part.args if part.args is not None else match.args,
-                    # The execution's id is the framework's own (ADK: ``adk-…``);
-                    # model-side ids may be synthesized per message.
-                    id=match.call_id or part.id,
-                    agent=resp.agent or match.agent,
-                )
-            )
-    if calls:
-        provenance["tool_calls"] = provenance.get("responses", "model output")
-    pending: dict[int, list[int]] = {}
-    for i, call in enumerate(calls):
-        if call.result is None:
-            pending.setdefault(id(origin[i]), []).append(i)
-    for indices in pending.values():
-        resp = origin[indices[0]]
-        if resp.results is not None:
-            _pair_results(calls, indices, resp.results, resp.source, provenance)
-        elif resp.step is not None:
-            _results_from_next_request(calls, indices, resp.step, llm_steps, provenance)
-    return _with_unmatched(calls, [e for e in execs if not e.used], warnings)
-
-
-def _results_from_next_request(
-    calls: list[ToolCall],
-    indices: list[int],
-    step: int,
-    llm_steps: list[LlmStep],
-    provenance: dict[str, str],
-) -> None:
-    """Fill missing results from the tool results fed back in the next model request.
-
-    The next request of the same agent ends with the results of the calls its previous
-    response made (after the last assistant message). Pairs by name and order, never by
-    id: ADK schema 2 synthesizes per-message ids (``<name>_<part index>``) that differ
-    between a call and its response and repeat across turns.
-    """
-    agent = llm_steps[step].agent
-    later = llm_steps[step + 1 :]
-    nxt = next((s for s in later if s.agent == agent), later[0] if later else None)
-    if nxt is None:
-        return
-    found = first_found(nxt.views, lambda r, v: r.llm_input(v))
-    if found is None:
-        return
-    messages = found.value
-    last_assistant = max((i for i, m in enumerate(messages) if m.is_assistant), default=-1)
-    results = [p for m in messages[last_assistant + 1 :] for p in m.tool_results()]
-    _pair_results(calls, indices, results, found.source, provenance)
-
-
-def _pair_results(
-    calls: list[ToolCall],
-    indices: list[int],
-    results: list[ToolResultPart],
-    source: str,
-    provenance: dict[str, str],
-) -> None:
-    """Give each call in ``indices`` the first unused result of the same name, in order."""
-    taken = [False] * len(results)
-    for idx in indices:
-        call = calls[idx]
-        for j, res in enumerate(results):
-            if not taken[j] and res.name in (call.name, None):
-                taken[j] = True
-                calls[idx] = replace(call, result=res.response)
-                provenance["tool_results"] = source
-                break
-
-
-def _with_unmatched(
-    calls: list[ToolCall], unmatched: list[_Exec], warnings: list[str]
-) -> list[ToolCall]:
-    """Insert tool executions no model output mentions, by start time, and say so.
-
-    Happens when an instrumentation loses model outputs (e.g. OpenInference over ADK
-    schema 2 overwrites one span per model call); dropping them would lose real calls.
-    """
-    for e in unmatched:
-        warnings.append(
-            f"tool span {e.span.span_id} ({e.name}) matches no model output; "
-            "placed by its start time"
-        )
-        call = _call_from_exec(e)
-        pos = len(calls)
-        for i, other in enumerate(calls):
-            if other.start_ns is not None and other.start_ns > e.span.start_ns:
-                pos = i
-                break
-        calls.insert(pos, call)
-    return calls
-
-
-def _final_index(responses: list[_Response]) -> int | None:
+def _final_index(responses: list[ModelReply]) -> int | None:
     for i in range(len(responses) - 1, -1, -1):
         msg = responses[i].message
         if not msg.tool_calls() and msg.text() is not None:
@@ -487,7 +311,7 @@ def _all_views(run: AgentRun) -> Iterable[SpanView]:
 def _evaluability(
     run: AgentRun,
     user: str | None,
-    responses: list[_Response],
+    responses: list[ModelReply],
     warnings: list[str],
     complete: bool,
 ) -> tuple[NotEvaluableReason | None, str | None]:

@@ -1,0 +1,221 @@
+"""Tool calls: the model's calls joined to their executions and results.
+
+The model's output says which tools it called, in what order and with which arguments;
+execution spans say what ran, what came back and whether it failed. A call is joined to
+its execution by call id, else by name and order (ids may differ between the two: ADK
+schema 2 synthesizes per-message ids). Results missing from the execution spans are
+taken from the tool results fed back to the model in its next request, paired by name
+and order. Executions no model output mentions are kept, placed by start time, with a
+warning: dropping them would lose real calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from tracescore.conventions.base import SpanView
+from tracescore.conventions.messages import JsonValue, Message, ToolResultPart
+from tracescore.conventions.registry import first_found, merged_tool_io
+from tracescore.model import ToolCall
+from tracescore.spans import STATUS_ERROR, SpanRecord
+from tracescore.trace_tree import LlmStep
+
+__all__ = [
+    "Execution",
+    "ModelReply",
+    "call_from_execution",
+    "execution",
+    "join_calls",
+    "span_error",
+]
+
+#: Call ids that identify nothing (ADK writes this when a tool raised).
+_NO_IDS = frozenset({None, "", "<not specified>"})
+
+
+@dataclass(slots=True)
+class ModelReply:
+    """One model response of the run, with the agent that produced it."""
+
+    agent: str | None
+    message: Message
+    source: str
+    #: Index of the model-call step it came from; None when read from a run history.
+    step: int | None = None
+    #: For history responses: the tool results that follow it in the history.
+    results: list[ToolResultPart] | None = None
+
+
+@dataclass(slots=True)
+class Execution:
+    """What one tool-execution span says, and whether a call was joined to it yet."""
+
+    name: str
+    call_id: str | None
+    args: JsonValue
+    result: JsonValue
+    error: str | None
+    agent: str | None
+    span: SpanRecord
+    used: bool = False
+
+
+def span_error(span: SpanRecord) -> str | None:
+    """The error of a span that ended in error: ``error.type``, else its status message."""
+    if span.status_code != STATUS_ERROR:
+        return None
+    etype = span.attributes.get("error.type")
+    return str(etype) if etype else (span.status_message or "error")
+
+
+def execution(view: SpanView, agent: str | None) -> Execution:
+    """Read a tool span (every convention, field by field) into an :class:`Execution`."""
+    io = merged_tool_io(view)
+    span = view.span
+    call_id = io.call_id if io.call_id not in _NO_IDS else None
+    return Execution(
+        name=io.name or span.name,
+        call_id=call_id,
+        args=io.args.value if io.args is not None else None,
+        result=io.result.value if io.result is not None else None,
+        error=span_error(span),
+        agent=agent,
+        span=span,
+    )
+
+
+def call_from_execution(
+    e: Execution, *, name: str | None = None, args: JsonValue = None
+) -> ToolCall:
+    """A tool call known from its execution span (model-side name and args if given)."""
+    return ToolCall(
+        name=name or e.name,
+        args=args if args is not None else e.args,
+        id=e.call_id,
+        result=e.result,
+        error=e.error,
+        agent=e.agent,
+        start_ns=e.span.start_ns,
+        end_ns=e.span.end_ns,
+        span_id=e.span.span_id,
+    )
+
+
+def join_calls(
+    responses: list[ModelReply],
+    execs: list[Execution],
+    llm_steps: list[LlmStep],
+    provenance: dict[str, str],
+    warnings: list[str],
+) -> list[ToolCall]:
+    """Model tool calls in order, each joined to its execution (id, else name and order).
+
+    ``responses`` and ``llm_steps`` are aligned (one response per model call).
+    """
+    by_id = {e.call_id: e for e in execs if e.call_id}
+    calls: list[ToolCall] = []
+    origin: list[ModelReply] = []
+    for resp in responses:
+        for part in resp.message.tool_calls():
+            match = by_id.get(part.id) if part.id else None
+            if match is None or match.used:
+                match = next((e for e in execs if not e.used and e.name == part.name), None)
+            origin.append(resp)
+            if match is None:
+                calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
+                continue
+            match.used = True
+            calls.append(
+                replace(
+                    call_from_execution(match),
+                    name=part.name,
+                    args=part.args if part.args is not None else match.args,
+                    # The execution's id is the framework's own (ADK: ``adk-…``);
+                    # model-side ids may be synthesized per message.
+                    id=match.call_id or part.id,
+                    agent=resp.agent or match.agent,
+                )
+            )
+    if calls:
+        provenance["tool_calls"] = provenance.get("responses", "model output")
+    pending: dict[int, list[int]] = {}
+    for i, call in enumerate(calls):
+        if call.result is None:
+            pending.setdefault(id(origin[i]), []).append(i)
+    for indices in pending.values():
+        resp = origin[indices[0]]
+        if resp.results is not None:
+            _pair_results(calls, indices, resp.results, resp.source, provenance)
+        elif resp.step is not None:
+            _results_from_next_request(calls, indices, resp.step, llm_steps, provenance)
+    return _with_unmatched(calls, [e for e in execs if not e.used], warnings)
+
+
+def _results_from_next_request(
+    calls: list[ToolCall],
+    indices: list[int],
+    step: int,
+    llm_steps: list[LlmStep],
+    provenance: dict[str, str],
+) -> None:
+    """Fill missing results from the tool results fed back in the next model request.
+
+    The next request of the same agent ends with the results of the calls its previous
+    response made (after the last assistant message). Pairs by name and order, never by
+    id: ADK schema 2 synthesizes per-message ids (``<name>_<part index>``) that differ
+    between a call and its response and repeat across turns.
+    """
+    agent = llm_steps[step].agent
+    later = llm_steps[step + 1 :]
+    nxt = next((s for s in later if s.agent == agent), later[0] if later else None)
+    if nxt is None:
+        return
+    found = first_found(nxt.views, lambda r, v: r.llm_input(v))
+    if found is None:
+        return
+    messages = found.value
+    last_assistant = max((i for i, m in enumerate(messages) if m.is_assistant), default=-1)
+    results = [p for m in messages[last_assistant + 1 :] for p in m.tool_results()]
+    _pair_results(calls, indices, results, found.source, provenance)
+
+
+def _pair_results(
+    calls: list[ToolCall],
+    indices: list[int],
+    results: list[ToolResultPart],
+    source: str,
+    provenance: dict[str, str],
+) -> None:
+    """Give each call in ``indices`` the first unused result of the same name, in order."""
+    taken = [False] * len(results)
+    for idx in indices:
+        call = calls[idx]
+        for j, res in enumerate(results):
+            if not taken[j] and res.name in (call.name, None):
+                taken[j] = True
+                calls[idx] = replace(call, result=res.response)
+                provenance["tool_results"] = source
+                break
+
+
+def _with_unmatched(
+    calls: list[ToolCall], unmatched: list[Execution], warnings: list[str]
+) -> list[ToolCall]:
+    """Insert tool executions no model output mentions, by start time, and say so.
+
+    Happens when an instrumentation loses model outputs (e.g. OpenInference over ADK
+    schema 2 overwrites one span per model call); dropping them would lose real calls.
+    """
+    for e in unmatched:
+        warnings.append(
+            f"tool span {e.span.span_id} ({e.name}) matches no model output; "
+            "placed by its start time"
+        )
+        call = call_from_execution(e)
+        pos = len(calls)
+        for i, other in enumerate(calls):
+            if other.start_ns is not None and other.start_ns > e.span.start_ns:
+                pos = i
+                break
+        calls.insert(pos, call)
+    return calls
