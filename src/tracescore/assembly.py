@@ -25,9 +25,10 @@ __all__ = ["DEFAULT_IDLE_RECORDS", "AssembledTrace", "DropReason", "TraceAssembl
 DropReason = Literal["late_record", "trace_too_large", "no_trace_id"]
 
 _RECENT_MAX: Final = 200_000
-#: Default idle window, in records. A window too small for an input shows up as
-#: ``late_record`` drops in the import summary.
-DEFAULT_IDLE_RECORDS: Final = 20_000
+#: Records that must pass without news of a trace whose root arrived before it is
+#: complete: above a Collector batch of concurrent traffic. A window too small for an
+#: input shows up as ``late_record`` drops in the import summary (raise it then).
+DEFAULT_IDLE_RECORDS: Final = 5_000
 
 
 @dataclass(slots=True, kw_only=True)
@@ -48,6 +49,7 @@ class AssembledTrace:
     logs: list[LogRecord] = field(default_factory=list)
     root_seen: bool = False
     evicted: bool = False
+    held: bool = False
     last_seq: int = 0
 
 
@@ -70,12 +72,15 @@ class TraceAssembler:
         idle_records: int = DEFAULT_IDLE_RECORDS,
         max_traces: int = 100_000,
         max_spans_per_trace: int = 20_000,
+        hold_head: int = 0,
     ) -> None:
         self.idle_records = idle_records
         self.max_traces = max_traces
         self.max_spans_per_trace = max_spans_per_trace
+        self.hold_head = hold_head
         self._pending: OrderedDict[str, AssembledTrace] = OrderedDict()
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        #: Released trace ids → the record count at release (to spot late records).
+        self._recent: OrderedDict[str, int] = OrderedDict()
         self._seq = 0
         self._next_check = idle_records
         #: Records not assembled, by reason.
@@ -91,7 +96,7 @@ class TraceAssembler:
         if trace is None:
             if trace_id in self._recent:
                 return None
-            trace = AssembledTrace(trace_id=trace_id)
+            trace = AssembledTrace(trace_id=trace_id, held=self._seq <= self.hold_head)
             self._pending[trace_id] = trace
         else:
             self._pending.move_to_end(trace_id)
@@ -141,19 +146,45 @@ class TraceAssembler:
             if trace.last_seq > horizon:
                 # Ordered by last activity: everything after this is fresher.
                 break
+            if trace.held:
+                continue
             if trace.root_seen or trace.last_seq <= horizon - self.idle_records:
                 del self._pending[trace_id]
                 done.append(self._release(trace))
         return done
 
     def _release(self, trace: AssembledTrace) -> AssembledTrace:
-        self._recent[trace.trace_id] = None
+        self._recent[trace.trace_id] = self._seq
         if len(self._recent) > _RECENT_MAX:
             self._recent.popitem(last=False)
         return trace
 
     def flush(self) -> list[AssembledTrace]:
-        """Release every trace still held (end of input), oldest activity first."""
+        """Release every trace in flight (end of input), oldest activity first.
+
+        Traces marked ``held`` are released too; use :meth:`drain` to keep them apart.
+        """
         done = [self._release(t) for t in self._pending.values()]
         self._pending.clear()
         return done
+
+    def drain(self, *, keep_tail: bool) -> tuple[list[AssembledTrace], list[AssembledTrace]]:
+        """End of one part of a larger input: ``(complete, boundary)`` traces.
+
+        ``boundary`` holds the traces that may continue in a neighbouring part: the held
+        ones and, with ``keep_tail``, every trace still in flight. The rest are complete.
+        """
+        complete: list[AssembledTrace] = []
+        boundary: list[AssembledTrace] = []
+        for trace in self._pending.values():
+            if trace.held or keep_tail:
+                boundary.append(trace)
+            else:
+                complete.append(self._release(trace))
+        self._pending.clear()
+        return complete, boundary
+
+    def released_since(self, records: int) -> list[str]:
+        """Ids of traces released within the last ``records`` records, oldest first."""
+        horizon = self._seq - records
+        return [tid for tid, seq in self._recent.items() if seq > horizon]

@@ -30,6 +30,7 @@ from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
 from tracescore.model import Invocation, group_conversations
+from tracescore.parallel import Part, plan_parts, write_jsonl_parallel
 
 __all__ = ["main"]
 
@@ -173,6 +174,14 @@ def _open_output(output: str) -> tuple[IO[bytes], str | None]:
     help="Records without news of a trace (root seen) before it counts as complete. "
     "Raise it when the summary reports late records.",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default="0 = one per CPU",
+    help="Processes for large JSON Lines inputs written as jsonl (split at line boundaries).",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first bad record.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary on stderr.")
 def import_command(
@@ -181,6 +190,7 @@ def import_command(
     fmt: str | None,
     eval_set_id: str | None,
     idle_records: int,
+    jobs: int,
     strict: bool,
     quiet: bool,
 ) -> None:
@@ -198,18 +208,31 @@ def import_command(
         files = expand_paths(paths)
         stats.files = len(files)
         out, tmp = _open_output(output)
+        parts = _parallel_parts(files, fmt=fmt, jobs=jobs, strict=strict, idle=idle_records)
         try:
-            invocations = invocations_from_batches(
-                _batches(files, console, stats),
-                stats,
-                strict=strict,
-                assembler=TraceAssembler(idle_records=idle_records),
-                on_error=reporter.error,
-            )
-            with bulk_gc():
-                written, skipped = _write(
-                    invocations, out, fmt=fmt, eval_set_id=eval_set_id, output=output
+            if parts:
+                with bulk_gc():
+                    written = write_jsonl_parallel(
+                        parts,
+                        out,
+                        stats,
+                        jobs=_jobs(jobs),
+                        idle_records=idle_records,
+                        on_error=reporter.error,
+                    )
+                skipped = 0
+            else:
+                invocations = invocations_from_batches(
+                    _batches(files, console, stats),
+                    stats,
+                    strict=strict,
+                    assembler=TraceAssembler(idle_records=idle_records),
+                    on_error=reporter.error,
                 )
+                with bulk_gc():
+                    written, skipped = _write(
+                        invocations, out, fmt=fmt, eval_set_id=eval_set_id, output=output
+                    )
         except BaseException:
             if tmp is not None:
                 out.close()
@@ -227,6 +250,24 @@ def import_command(
     reporter.summary(stats, written=written, skipped=skipped, output=output)
     if stats.bad_records:
         raise SystemExit(1)
+
+
+def _jobs(jobs: int) -> int:
+    return jobs or os.cpu_count() or 1
+
+
+def _parallel_parts(
+    files: Sequence[str], *, fmt: str, jobs: int, strict: bool, idle: int
+) -> list[Part] | None:
+    """The parts of a parallel import, or None when it runs in this process.
+
+    In-process when: one job, ``--strict`` (the first bad record stops everything),
+    stdin among the inputs, evalset output (built whole anyway), or nothing to split.
+    """
+    if _jobs(jobs) < 2 or strict or fmt != "jsonl" or "-" in files:
+        return None
+    parts = plan_parts(files, jobs=_jobs(jobs), idle_records=idle)
+    return parts if len(parts) > 1 else None
 
 
 def _write(

@@ -53,6 +53,11 @@ class TraceFormatError(TracescoreError):
         self.span_id = span_id
         super().__init__(self.located())
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Keep the location across processes (parallel import): the default pickling
+        # would call __init__ with the formatted message as ``detail``.
+        return (_rebuild_format_error, (self.detail, self.path, self.line, self.span_id))
+
     def located(self) -> str:
         """The message with its location, e.g. ``traces.jsonl:12: span 00f0…: bad traceId``."""
         where = []
@@ -63,3 +68,9 @@ class TraceFormatError(TracescoreError):
         if self.span_id:
             where.append(f"span {self.span_id}")
         return ": ".join([*where, self.detail])
+
+
+def _rebuild_format_error(
+    detail: str, path: str | None, line: int | None, span_id: str | None
+) -> TraceFormatError:
+    return TraceFormatError(detail, path=path, line=line, span_id=span_id)

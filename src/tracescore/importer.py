@@ -23,7 +23,13 @@ from tracescore.formats.files import expand_paths, read_file
 from tracescore.model import Invocation
 from tracescore.trajectory import build_invocations
 
-__all__ = ["ImportStats", "bulk_gc", "import_paths", "invocations_from_batches"]
+__all__ = [
+    "ImportStats",
+    "bulk_gc",
+    "import_paths",
+    "invocations_from_batches",
+    "trace_invocations",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +58,18 @@ class ImportStats:
     def empty(self) -> bool:
         """True when the input held no span or log record at all."""
         return self.spans == 0 and self.logs == 0 and self.bad_records == 0
+
+    def merge(self, other: ImportStats) -> None:
+        """Add the counts of ``other`` (the import of another part of the input)."""
+        for name in ("records", "spans", "logs", "traces", "traces_without_agent"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.invocations += other.invocations
+        self.bad_records += other.bad_records
+        self.not_evaluable.update(other.not_evaluable)
+        self.dropped.update(other.dropped)
+        for code, reason in other.reasons.items():
+            self.reasons.setdefault(code, reason)
+        self.errors.extend(other.errors[: max(0, _KEEP_ERRORS - len(self.errors))])
 
     def note_error(self, error: TraceFormatError) -> None:
         """Count a bad record; keep the first few for the summary."""
@@ -89,8 +107,19 @@ def invocations_from_batches(
     strict: bool = False,
     assembler: TraceAssembler | None = None,
     on_error: Callable[[TraceFormatError], None] | None = None,
+    finish: bool = True,
 ) -> Iterator[Invocation]:
     """Turn decoded batches into invocations, yielding each as its trace completes.
+
+    Args:
+        batches: Decoded batches, in input order.
+        stats: Counters to update.
+        strict: Raise the first bad record instead of counting it.
+        assembler: The trace assembler to use (a default one when None).
+        on_error: Called with each bad record as it is met.
+        finish: At the end, release the traces still in flight and count the
+            assembler's drops. False leaves both to the caller (one part of a larger
+            input, see :mod:`tracescore.parallel`).
 
     Raises:
         TraceFormatError: the first bad record, when ``strict``.
@@ -109,13 +138,15 @@ def invocations_from_batches(
         stats.logs += len(batch.logs)
         if batch.spans or batch.logs:
             for trace in asm.add(batch.spans, batch.logs):
-                yield from _trace_invocations(trace, stats)
-    for trace in asm.flush():
-        yield from _trace_invocations(trace, stats)
-    stats.dropped.update(asm.dropped)
+                yield from trace_invocations(trace, stats)
+    if finish:
+        for trace in asm.flush():
+            yield from trace_invocations(trace, stats)
+        stats.dropped.update(asm.dropped)
 
 
-def _trace_invocations(trace: AssembledTrace, stats: ImportStats) -> Iterator[Invocation]:
+def trace_invocations(trace: AssembledTrace, stats: ImportStats) -> Iterator[Invocation]:
+    """The invocations of one assembled trace, counted in ``stats``."""
     stats.traces += 1
     if not trace.spans:
         stats.dropped["logs_without_spans"] += len(trace.logs)

@@ -41,7 +41,7 @@ from tracescore.formats.otlp_json import decode_json_document, located_error, lo
 from tracescore.formats.otlp_proto import decode_proto_message
 from tracescore.spans import Origin
 
-__all__ = ["expand_paths", "read_file"]
+__all__ = ["expand_paths", "is_json_lines", "read_file", "read_json_lines"]
 
 logger = logging.getLogger(__name__)
 
@@ -238,15 +238,67 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
     del read
     for lineno, line in lines:
         cursor.line = lineno
-        if line.isspace():
-            continue
-        origin = Origin(path, lineno)
-        try:
-            doc = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            yield _invalid_json(origin, exc)
-            continue
-        yield decode_json_document(doc, origin=origin)
+        if not line.isspace():
+            yield _json_line(line, Origin(path, lineno))
+
+
+def _json_line(line: bytes, origin: Origin) -> Batch:
+    """One JSON Lines record: its batch, or one located error."""
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return _invalid_json(origin, exc)
+    return decode_json_document(doc, origin=origin)
+
+
+def is_json_lines(path: str) -> bool:
+    """True when ``path`` is a plain (uncompressed) JSON Lines file of OTLP documents.
+
+    Only such files can be split at line boundaries and read in parallel
+    (:func:`read_json_lines`). Decided from the first non-blank line.
+    """
+    try:
+        with open(path, "rb") as stream:
+            for line in stream:
+                if line.isspace():
+                    continue
+                if line[:1] != b"{":
+                    return False
+                try:
+                    return looks_like_document(orjson.loads(line))
+                except orjson.JSONDecodeError:
+                    return False
+    except OSError:
+        return False
+    return False
+
+
+def read_json_lines(path: str, start: int, end: int, first_line: int) -> Iterator[Batch]:
+    """The batches of the JSON Lines between byte offsets ``start`` and ``end``.
+
+    ``start`` must be the start of a line; the line containing ``end - 1`` is the last
+    one read. ``first_line`` is the 1-based number of the line at ``start``, so errors
+    are located as in a whole-file read.
+
+    Raises:
+        InputError: the file cannot be opened or read.
+
+    """
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 - closed by the with below, in this generator
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    with stream:
+        stream.seek(start)
+        position = start
+        lineno = first_line
+        for line in stream:
+            if position >= end:
+                return
+            position += len(line)
+            if not line.isspace():
+                yield _json_line(line, Origin(path, lineno))
+            lineno += 1
 
 
 def _next_content_line(

@@ -1,0 +1,278 @@
+"""Import large inputs on several processes, each worker writing its own output.
+
+Plain JSON Lines files are cut at line boundaries into parts; other inputs (gzip,
+protobuf, single documents) are one part each. A worker assembles traces, rebuilds
+invocations and *encodes its output* (JSON Lines records) for its part exactly as a
+sequential import would, except at the part's edges, where a trace may continue in a
+neighbouring part:
+
+* traces first seen in the first ``2 × idle_records`` records of a part are *held*: a
+  trace alive across the cut must show activity there, or a sequential import would
+  have released it already;
+* traces still in flight at the end of a part are its *tail*.
+
+Workers send held and tail traces back raw; the parent merges them by trace id in part
+order and rebuilds them; a held trace the previous part had already released counts as
+late records, as in a sequential import. Sending encoded output rather than invocation
+objects matters: unpickling thousands of dataclasses costs the parent more than a
+worker's whole share of the work.
+
+Results are taken in part order, with at most ``jobs + 1`` parts in flight, so memory
+is bounded by the part size, not the input size.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import math
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import IO, Any, BinaryIO, Final
+
+import orjson
+
+from tracescore.assembly import AssembledTrace, TraceAssembler
+from tracescore.exceptions import TraceFormatError
+from tracescore.export import invocation_record
+from tracescore.formats.files import is_json_lines, read_file, read_json_lines
+from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
+from tracescore.model import Invocation
+from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
+
+__all__ = ["Part", "plan_parts", "write_jsonl_parallel"]
+
+logger = logging.getLogger(__name__)
+
+_SCAN: Final = 1024 * 1024
+_MIN_PART_BYTES: Final = 8 * 1024 * 1024
+_MAX_PART_BYTES: Final = 256 * 1024 * 1024
+#: A part holds at least this many head windows, so few of its traces travel back raw.
+_WINDOWS_PER_PART: Final = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One worker's share of the input.
+
+    Attributes:
+        path: The file.
+        start: First byte (a line start); None to read the whole file in its own format.
+        end: Byte offset the part stops before; None with ``start``.
+        first_line: 1-based number of the line at ``start``.
+        first: Nothing comes before this part.
+        last: Nothing comes after it.
+
+    """
+
+    path: str
+    start: int | None = None
+    end: int | None = None
+    first_line: int = 1
+    first: bool = False
+    last: bool = False
+
+
+@dataclass(slots=True)
+class _PartResult:
+    output: bytes
+    boundary: bytes
+    released_tail: list[str]
+    stats: ImportStats = field(default_factory=ImportStats)
+
+
+def plan_parts(
+    files: Sequence[str], *, jobs: int, idle_records: int, min_part_bytes: int | None = None
+) -> list[Part]:
+    """Cut ``files`` (in order) into parts; plain JSON Lines files are split by size.
+
+    A file is split into at most ``max(jobs, size / 256 MiB)`` parts of at least
+    ``min_part_bytes``; by default that is ten head windows (``2 × idle_records``
+    records, sized from the file's first lines), and never under 8 MiB.
+    """
+    parts: list[Part] = []
+    for path in files:
+        per_record = _bytes_per_record(path) if is_json_lines(path) else None
+        if per_record is None:
+            parts.append(Part(path))
+            continue
+        size = os.path.getsize(path)
+        window = 2 * idle_records * per_record
+        min_part = min_part_bytes or max(_MIN_PART_BYTES, int(_WINDOWS_PER_PART * window))
+        n = min(max(jobs, math.ceil(size / _MAX_PART_BYTES)), size // min_part)
+        parts.extend(_split(path, size, n) if n >= 2 else [Part(path)])
+    if parts:
+        parts[0] = replace(parts[0], first=True)
+        parts[-1] = replace(parts[-1], last=True)
+    return parts
+
+
+def _bytes_per_record(path: str) -> float | None:
+    """Average bytes per span or log record over the first MiB of a JSON Lines file."""
+    size = records = 0
+    with open(path, "rb") as stream:
+        for line in stream:
+            size += len(line)
+            records += line.count(b'"spanId"') + line.count(b'"timeUnixNano"')
+            if size >= _SCAN:
+                break
+    return size / records if records else None
+
+
+def _split(path: str, size: int, n: int) -> list[Part]:
+    """``n`` byte ranges of ``path`` cut at line starts, with the line number of each."""
+    starts, lines = [0], [1]
+    with open(path, "rb") as stream:
+        for k in range(1, n):
+            stream.seek(k * size // n)
+            stream.readline()
+            cut = stream.tell()
+            if starts[-1] < cut < size:
+                lines.append(lines[-1] + _count_newlines(stream, starts[-1], cut))
+                starts.append(cut)
+    ends = [*starts[1:], size]
+    return [Part(path, s, e, line) for s, e, line in zip(starts, ends, lines, strict=True)]
+
+
+def _count_newlines(stream: BinaryIO, start: int, end: int) -> int:
+    stream.seek(start)
+    count, remaining = 0, end - start
+    while remaining > 0:
+        block = stream.read(min(_SCAN, remaining))
+        if not block:
+            break
+        count += block.count(b"\n")
+        remaining -= len(block)
+    return count
+
+
+def _jsonl(invocations: Iterator[Invocation] | list[Invocation]) -> bytes:
+    dumps = orjson.dumps
+    return b"".join(dumps(invocation_record(i), default=str) + b"\n" for i in invocations)
+
+
+def _run_part(part: Part, idle_records: int) -> _PartResult:
+    """Worker: import one part; return its JSON Lines and its boundary traces."""
+    stats = ImportStats()
+    hold = 0 if part.first else 2 * idle_records
+    asm = TraceAssembler(idle_records=idle_records, hold_head=hold)
+    if part.start is None or part.end is None:
+        batches = read_file(part.path)
+    else:
+        batches = read_json_lines(part.path, part.start, part.end, part.first_line)
+    with bulk_gc():
+        chunks = [_jsonl(invocations_from_batches(batches, stats, assembler=asm, finish=False))]
+        complete, boundary = asm.drain(keep_tail=not part.last)
+        chunks.extend(_jsonl(trace_invocations(t, stats)) for t in complete)
+        stats.dropped.update(asm.dropped)
+        raw = orjson.dumps(boundary, default=_bytes_default)
+    return _PartResult(b"".join(chunks), raw, asm.released_since(2 * idle_records), stats)
+
+
+def write_jsonl_parallel(
+    parts: Sequence[Part],
+    out: IO[bytes],
+    stats: ImportStats,
+    *,
+    jobs: int,
+    idle_records: int,
+    on_error: Callable[[TraceFormatError], None] | None = None,
+) -> int:
+    """Import ``parts`` on ``jobs`` processes and write JSON Lines to ``out``.
+
+    Returns:
+        How many invocations were written.
+
+    """
+    written = stats.invocations
+    carry: dict[str, AssembledTrace] = {}
+    released: set[str] = set()
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        queue = iter(parts)
+        pending: deque[tuple[Part, Future[_PartResult]]] = deque()
+        for part in queue:
+            pending.append((part, pool.submit(_run_part, part, idle_records)))
+            if len(pending) > jobs:
+                break
+        while pending:
+            _, future = pending.popleft()
+            result = future.result()
+            nxt = next(queue, None)
+            if nxt is not None:
+                pending.append((nxt, pool.submit(_run_part, nxt, idle_records)))
+            stats.merge(result.stats)
+            if on_error is not None:
+                for error in result.stats.errors:
+                    on_error(error)
+            out.write(result.output)
+            touched: set[str] = set()
+            for trace in map(_trace, orjson.loads(result.boundary)):
+                tid = trace.trace_id
+                if tid in carry:
+                    _merge(carry[tid], trace)
+                elif trace.held and tid in released:
+                    stats.dropped["late_record"] += len(trace.spans) + len(trace.logs)
+                    continue
+                else:
+                    carry[tid] = trace
+                touched.add(tid)
+            done = [carry.pop(t) for t in [t for t in carry if t not in touched]]
+            out.write(_jsonl([i for t in done for i in trace_invocations(t, stats)]))
+            released = set(result.released_tail)
+    out.write(_jsonl([i for t in carry.values() for i in trace_invocations(t, stats)]))
+    return stats.invocations - written
+
+
+def _merge(into: AssembledTrace, other: AssembledTrace) -> None:
+    into.spans.extend(other.spans)
+    into.logs.extend(other.logs)
+    into.root_seen = into.root_seen or other.root_seen
+
+
+# Boundary traces travel as orjson (dataclasses serialise natively); bytes values are
+# tagged so they come back as bytes.
+def _bytes_default(value: object) -> object:
+    if isinstance(value, bytes):
+        return {"__bytes__": base64.b64encode(value).decode()}
+    raise TypeError(type(value).__name__)
+
+
+def _restore(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and "__bytes__" in value:
+            return base64.b64decode(value["__bytes__"])
+        return {k: _restore(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v) for v in value]
+    return value
+
+
+def _trace(d: dict[str, Any]) -> AssembledTrace:
+    spans, logs = d.pop("spans"), d.pop("logs")
+    trace = AssembledTrace(**d)
+    trace.spans = [_span(s) for s in spans]
+    trace.logs = [_log(r) for r in logs]
+    return trace
+
+
+def _span(d: dict[str, Any]) -> SpanRecord:
+    d["attributes"] = _restore(d["attributes"])
+    d["resource"] = _restore(d["resource"])
+    d["events"] = [
+        SpanEvent(name=e["name"], time_ns=e["time_ns"], attributes=_restore(e["attributes"]))
+        for e in d["events"]
+    ]
+    d["origin"] = Origin(**d["origin"]) if d["origin"] is not None else None
+    return SpanRecord(**d)
+
+
+def _log(d: dict[str, Any]) -> LogRecord:
+    d["attributes"] = _restore(d["attributes"])
+    d["body"] = _restore(d["body"])
+    d["origin"] = Origin(**d["origin"]) if d["origin"] is not None else None
+    return LogRecord(**d)
