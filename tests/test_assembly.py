@@ -97,3 +97,34 @@ def test_bulk_gc_tunes_and_restores_the_collector() -> None:
         assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_head_traces_are_held_and_drained_apart() -> None:
+    asm = TraceAssembler(idle_records=2, hold_head=3)
+    head = _trace(2)  # 3 records, all within the head window
+    later = _trace(0)
+    asm.add(head.spans)
+    released = []
+    for _ in range(6):
+        released += asm.add(_trace(0).spans)
+    asm.add(later.spans)
+    assert head.trace_id not in {t.trace_id for t in released}  # held despite being idle
+    complete, boundary = asm.drain(keep_tail=False)
+    assert [t.trace_id for t in boundary] == [head.trace_id]
+    assert boundary[0].held
+    assert later.trace_id in {t.trace_id for t in complete}
+    assert asm.in_flight == 0
+
+
+def test_drain_keeps_the_tail_and_reports_recent_releases() -> None:
+    asm = TraceAssembler(idle_records=2)
+    first = _trace(0)
+    asm.add(first.spans)
+    for _ in range(4):
+        asm.add(_trace(0).spans)
+    assert first.trace_id in asm.released_since(100)
+    assert first.trace_id not in asm.released_since(1)
+    pending = asm.in_flight
+    complete, boundary = asm.drain(keep_tail=True)
+    assert complete == []
+    assert len(boundary) == pending
