@@ -1,0 +1,1 @@
+"""Evaluation criteria: the scoring rules applied to assembled invocations."""

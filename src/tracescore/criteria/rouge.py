@@ -1,0 +1,192 @@
+"""ROUGE-1 text similarity behind ``response_match_score``, scored exactly as google-adk 2.13.
+
+ADK's ``response_match_score`` (``final_response_match_v1.RougeEvaluator``) rates the agent's
+final answer against the golden one by the ROUGE-1 F-measure that rouge-score's
+``RougeScorer`` computes over tokens from ADK's own Unicode-aware tokenizer
+(``_UnicodeAwareTokenizer``, Porter stemming on). Here the tokenizer is re-derived from that
+behaviour, while counting and the F-measure stay in rouge-score itself, so the floats are
+bit-for-bit ADK's: ``tests/criteria/test_rouge.py`` checks them against ADK side by side.
+
+Tokenizer rules, applied in this order (the ADK helper each mirrors is in brackets):
+
+1. NFKC-normalise the whole text, then lower-case it (``_UnicodeAwareTokenizer.tokenize``).
+   Full-width forms, ligatures, styled letters and half-width katakana fold to their plain
+   forms; ``"ＦＵＬＬ １２３"`` reads as ``"full 123"``.
+2. Classify each character; the first matching class decides:
+
+   a. CJK (``_is_cjk``): any code point of U+4E00-9FFF (unified ideographs), U+3040-309F
+      (hiragana), U+30A0-30FF (katakana) or U+AC00-D7AF (hangul syllables) is a token by
+      itself, whatever its category (``"・"`` and the kana sound marks too). Other CJK
+      blocks (extension A/B ideographs, hangul jamo, ``"々"``) fall through to class c.
+   b. Non-spaced scripts (``_is_non_spaced_script``): Thai U+0E00-0E7F, Lao U+0E80-0EFF,
+      Myanmar U+1000-109F, Khmer U+1780-17FF. A combining mark (category ``M*``) extends
+      the word being built; every other code point of these blocks (letters, digits,
+      punctuation, unassigned) closes the current word and opens a new one. A cluster is
+      therefore a base plus its marks, and it also absorbs class-c characters right after
+      it (``"กabc"`` is one word).
+   c. Word characters (``_is_word_char``): ``str.isalnum()`` or a combining mark extends
+      the current word.
+   d. Everything else (spaces, punctuation, symbols, emoji, format characters) ends it.
+3. An all-ASCII word (necessarily ``[a-z0-9]+`` by now) goes through rouge-score's
+   ``DefaultTokenizer(use_stemmer=True)``: it stays one token, Porter-stemmed when longer
+   than 3 characters. Any other word is one token as is: no stemming and no accent
+   folding, so ``"café"`` never matches ``"cafe"``.
+
+Classification relies on the running interpreter's Unicode database, as ADK's does.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from typing import Any
+
+__all__ = ["rouge1_f", "tokenize"]
+
+# Blocks ADK splits into one-character tokens (rule 2a), as inclusive code-point ranges.
+_CJK_BLOCKS = (
+    (0x4E00, 0x9FFF),  # CJK Unified Ideographs
+    (0x3040, 0x309F),  # Hiragana
+    (0x30A0, 0x30FF),  # Katakana
+    (0xAC00, 0xD7AF),  # Hangul Syllables
+)
+# Blocks ADK cuts into base-plus-marks clusters (rule 2b).
+_CLUSTER_BLOCKS = (
+    (0x0E00, 0x0E7F),  # Thai
+    (0x0E80, 0x0EFF),  # Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+)
+# On ASCII input the rules reduce to: words are maximal runs of [a-z0-9] after lower-casing.
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _in_blocks(code: int, blocks: tuple[tuple[int, int], ...]) -> bool:
+    return any(low <= code <= high for low, high in blocks)
+
+
+def _is_mark(char: str) -> bool:
+    return unicodedata.category(char)[0] == "M"
+
+
+def _split_words(folded: str) -> list[str]:
+    """Cut NFKC-folded, lower-cased text into words by rules 2a-2d of the module docstring.
+
+    Args:
+        folded: Text already normalised and lower-cased (rule 1).
+
+    Returns:
+        The words in order; CJK characters come out as one-character words.
+
+    """
+    words: list[str] = []
+    current: list[str] = []
+
+    def close() -> None:
+        if current:
+            words.append("".join(current))
+            current.clear()
+
+    for char in folded:
+        if char.isascii():
+            # Shortcut: no ASCII character is CJK, clustered or a mark.
+            if char.isalnum():
+                current.append(char)
+            else:
+                close()
+            continue
+        code = ord(char)
+        if _in_blocks(code, _CJK_BLOCKS):
+            close()
+            words.append(char)
+        elif _in_blocks(code, _CLUSTER_BLOCKS):
+            if not _is_mark(char):
+                close()
+            current.append(char)
+        elif char.isalnum() or _is_mark(char):
+            current.append(char)
+        else:
+            close()
+    close()
+    return words
+
+
+@functools.cache
+def _rouge_default_tokenizer() -> Any:
+    # Imported on first use: rouge-score pulls in nltk, numpy and absl (~0.5 s).
+    from rouge_score import tokenizers  # noqa: PLC0415
+
+    return tokenizers.DefaultTokenizer(use_stemmer=True)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _ascii_word_tokens(word: str) -> tuple[str, ...]:
+    # Porter stemming dominates tokenizing cost and is a pure function of the word: cache it.
+    return tuple(_rouge_default_tokenizer().tokenize(word))
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokenize text the way google-adk 2.13's ``response_match_score`` does.
+
+    Reproduces ADK's ``_UnicodeAwareTokenizer(use_stemmer=True).tokenize``; the rules are
+    listed in the module docstring.
+
+    Args:
+        text: Any text, empty included.
+
+    Returns:
+        The tokens in order (possibly none, e.g. for punctuation- or emoji-only text).
+
+    """
+    if text.isascii():
+        # NFKC leaves ASCII unchanged, so only lower-casing and [a-z0-9] runs remain.
+        words = _ASCII_WORD.findall(text.lower())
+    else:
+        words = _split_words(unicodedata.normalize("NFKC", text).lower())
+    tokens: list[str] = []
+    for word in words:
+        if word.isascii():
+            tokens.extend(_ascii_word_tokens(word))
+        else:
+            tokens.append(word)
+    return tokens
+
+
+class _Tokenizer:
+    """Adapter giving :func:`tokenize` the ``tokenize`` method ``RougeScorer`` calls."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return tokenize(text)
+
+
+@functools.cache
+def _scorer() -> Any:
+    from rouge_score import rouge_scorer  # noqa: PLC0415  (see _rouge_default_tokenizer)
+
+    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=_Tokenizer())
+
+
+def rouge1_f(candidate: str, reference: str) -> float:
+    """ROUGE-1 F-measure of ``candidate`` against ``reference``, identical to google-adk 2.13.
+
+    This is the per-invocation score of ADK's ``response_match_score``: the agent's final
+    response is rouge-score's *prediction* and the golden response its *target*. Unigram
+    counts are clipped (``"the the the"`` vs ``"the cat"`` gives 0.4), and the result is
+    ``2PR / (P + R)``, or 0.0 when nothing overlaps.
+
+    Empty input: ADK never yields None per invocation. A missing final response or one
+    without text parts reads as ``""`` there, and text with no tokens (empty, spaces,
+    punctuation or emoji only) scores 0.0 on either side, even when both sides are empty.
+    This function returns exactly that 0.0. (ADK's ``overall_score`` is None only when
+    there are no invocations at all, which the caller handles.)
+
+    Args:
+        candidate: The agent's final response text. ADK joins its text parts with newlines.
+        reference: The expected (golden) final response text.
+
+    Returns:
+        The F-measure in [0, 1].
+
+    """
+    return float(_scorer().score(reference, candidate)["rouge1"].fmeasure)

@@ -1,0 +1,255 @@
+"""ROUGE-1 of response_match_score: fixed examples, then exact equality with google-adk 2.13.
+
+ADK is the oracle: scores come from its own `RougeEvaluator.evaluate_invocations` on real
+`Invocation`s, and tokens from its (private) `_UnicodeAwareTokenizer`, so a mismatch shows
+which token differs, not only that a float does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import unicodedata
+
+import pytest
+from google.adk.evaluation.eval_case import Invocation
+from google.adk.evaluation.eval_metrics import EvalMetric
+from google.adk.evaluation.final_response_match_v1 import RougeEvaluator, _UnicodeAwareTokenizer
+from google.genai import types
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tracescore.criteria.rouge import rouge1_f, tokenize
+
+ADK_TOKENIZER = _UnicodeAwareTokenizer(use_stemmer=True)
+
+
+def _invocation(final_text: str | None) -> Invocation:
+    final = (
+        None
+        if final_text is None
+        else types.Content(role="model", parts=[types.Part(text=final_text)])
+    )
+    return Invocation(
+        user_content=types.Content(role="user", parts=[types.Part(text="q")]), final_response=final
+    )
+
+
+def adk_scores(pairs: list[tuple[str | None, str | None]]) -> list[float]:
+    """ADK's per-invocation response_match_score for (candidate, reference) pairs."""
+    evaluator = RougeEvaluator(
+        eval_metric=EvalMetric(metric_name="response_match_score", threshold=0.8)
+    )
+    result = evaluator.evaluate_invocations(
+        actual_invocations=[_invocation(c) for c, _ in pairs],
+        expected_invocations=[_invocation(r) for _, r in pairs],
+    )
+    scores: list[float] = []
+    for per_invocation in result.per_invocation_results:
+        assert isinstance(per_invocation.score, float)  # never None per invocation
+        scores.append(per_invocation.score)
+    return scores
+
+
+def assert_same_as_adk(pairs: list[tuple[str, str]]) -> None:
+    ours = [rouge1_f(c, r) for c, r in pairs]
+    theirs = adk_scores(list(pairs))
+    for (c, r), mine, adk in zip(pairs, ours, theirs, strict=True):
+        assert tokenize(c) == ADK_TOKENIZER.tokenize(c), c
+        assert tokenize(r) == ADK_TOKENIZER.tokenize(r), r
+        assert mine == adk, (c, r, mine, adk)  # exact float equality, no tolerance
+
+
+# --- fixed examples (values produced by ADK 2.13) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("candidate", "reference", "expected"),
+    [
+        ("It's sunny in London today", "The weather in London is sunny", 0.5),
+        ("The answer is 4", "4", 0.4),
+        ("Café naïve résumé", "cafe naive resume", 0.0),
+        ("ＦＵＬＬＷＩＤＴＨ text １２３", "fullwidth text 123", 1.0),
+        ("the the the", "the cat", 0.4),
+        ("", "", 0.0),
+        ("", "anything", 0.0),
+        ("anything", "", 0.0),
+        ("!!! 😀", "!!! 😀", 0.0),
+        ("running runs", "run", 2 * 1.0 * 0.5 / 1.5),
+    ],
+)
+def test_fixed_examples(candidate: str, reference: str, expected: float) -> None:
+    assert rouge1_f(candidate, reference) == expected
+    assert adk_scores([(candidate, reference)]) == [expected]
+
+
+def test_argument_order_matches_adk_roles() -> None:
+    # candidate = ADK's prediction (actual), reference = its target (expected). ROUGE-1 F is
+    # symmetric in P and R, so swapping them must not change the value either way.
+    for cand, ref in [("the the the", "the cat"), ("The answer is 4", "4")]:
+        assert [rouge1_f(cand, ref), rouge1_f(ref, cand)] == adk_scores([(cand, ref), (ref, cand)])
+        assert rouge1_f(cand, ref) == rouge1_f(ref, cand)
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("It's RUNNING", ["it", "s", "run"]),
+        ("ＦＵＬＬ１２３", ["full123"]),
+        ("東京タワーは333m", ["東", "京", "タ", "ワ", "ー", "は", "333m"]),
+        ("ﾃｽﾄ", ["テ", "ス", "ト"]),
+        ("ง่าย", ["ง่", "า", "ย"]),
+        ("กabc", ["กabc"]),
+        ("中\u0e31", ["中", "\u0e31"]),
+        ("e\u0301cole naïve", ["école", "naïve"]),
+        ("a\u200bb", ["a", "b"]),
+        ("𠀀𠀁 々", ["𠀀𠀁", "々"]),
+        ("½ x²", ["1", "2", "x2"]),
+        ("٤٢ 42", ["٤٢", "42"]),
+        ("İstanbul", ["i\u0307stanbul"]),
+        ("", []),
+    ],
+)
+def test_tokenize_rules(text: str, tokens: list[str]) -> None:
+    assert tokenize(text) == tokens
+    assert ADK_TOKENIZER.tokenize(text) == tokens
+
+
+def test_missing_final_response_reads_as_empty_text() -> None:
+    # ADK turns a missing final response (or one without text parts) into "" and scores 0.0.
+    assert adk_scores([(None, "hello"), ("hello", None), (None, None)]) == [0.0, 0.0, 0.0]
+    assert rouge1_f("", "hello") == rouge1_f("hello", "") == rouge1_f("", "") == 0.0
+
+
+# --- side-by-side equality with ADK -------------------------------------------------------
+
+TRICKY = [
+    "",
+    " ",
+    "\n\t \r\n",
+    "!!!",
+    "😀😀 👍🏽 🇬🇧 flag",
+    "It's don't won't y'all",
+    "running runner runs ran easily",
+    "U.S.A. e-mail 3.14 1,000 100% $5",
+    "CAPS Lowercase MiXeD ǅ",
+    "ß STRASSE straße ΣΑΣ Ω",
+    "ﬁnance ﬂow 𝐇𝐞𝐥𝐥𝐨 Ⓐ K Ⅻ ① ② ③ ㍿ ﷺ",
+    "½ x²+y² ٤٢ 42 ４２",
+    "ＦＵＬＬＷＩＤＴＨ　text　１２３",
+    "ﾃｽﾄ テスト ひらがな・カタカナ ゛゜",
+    "東京タワーは333mです 中文测试 𠀀𠀁 々 〇",
+    "가나다 한국어 \u1100\u1161 ᄀ",
+    "ภาษาไทย ง่ายมาก ฿100 ๑๒๓ ฯ",
+    "ສະບາຍດີ ພາສາລາວ",
+    "ភាសាខ្មែរ \u17b4\u17b5",
+    "မြန်မာ ၊ ။",
+    "กabc abcก 中\u0e31 \u0e31",
+    "Привет, мир! Бегущий бегущий",
+    "مرحبا بالعالم، كيف الحال؟",
+    "नमस्ते दुनिया। हिन्दी",
+    "e\u0301cole école x\u0301 \u0301start",
+    "Café naïve résumé cafe naive resume",
+    "İstanbul ISTANBUL istanbul",
+    "a\u200bb a\u200db a\u00adb a\u2060b",
+    "\u00a0nbsp\u2003em\u3000ideographic",
+    "the the the cat cat",
+    "a\ud800b lone surrogate",
+]
+
+
+def test_tricky_table_against_adk() -> None:
+    pairs = list(itertools.product(TRICKY, TRICKY))
+    assert len(pairs) == len(TRICKY) ** 2
+    assert_same_as_adk(pairs)
+
+
+def test_tokenizer_over_every_assigned_code_point() -> None:
+    # Every assigned code point (private-use and unassigned ones only inside the BMP, where
+    # ADK's special blocks live): between ASCII letters, after a Thai base and after a CJK
+    # ideograph, so each classification branch sees it. Chunked to keep strings moderate.
+    codes = [
+        c
+        for c in range(sys.maxunicode + 1)
+        if c <= 0xFFFF or unicodedata.category(chr(c)) not in ("Cn", "Co")
+    ]
+    assert len(codes) > 140_000
+    for start in range(0, len(codes), 1 << 14):
+        text = " ".join(
+            f"q{chr(c)}z ก{chr(c)} 中{chr(c)}" for c in codes[start : start + (1 << 14)]
+        )
+        assert tokenize(text) == ADK_TOKENIZER.tokenize(text), hex(codes[start])
+
+
+VOCAB = [
+    "the", "The", "THE", "running", "runs", "ran", "It's", "don't", "won't", "London",
+    "sunny", "weather", "answer", "4", "42", "3.14", "1,000", "U.S.A.", "e-mail", "café",
+    "cafe", "naïve", "naive", "résumé", "Привет", "мир", "бегущий", "مرحبا", "بالعالم",
+    "नमस्ते", "दुनिया", "東京", "タワー", "ひらがな", "한국어", "가나다", "ภาษาไทย", "ง่ายมาก",
+    "ສະບາຍດີ", "ភាសាខ្មែរ", "မြန်မာ", "ＦＵＬＬ", "１２３", "ﬁnance", "𝐇𝐞𝐥𝐥𝐨", "😀", "🇬🇧",
+    "👍🏽", "e\u0301cole", "école", "x\u0301", "\u0301", "İstanbul", "straße", "ΣΑΣ", "٤٢",
+    "Ⅻ", "½", "x²", "ﾃｽﾄ", "々", "𠀀", "中\u0e31", "กabc", "generously", "organization",
+]  # fmt: skip
+SEPARATORS = [
+    " ", "  ", "\t", "\n", "\r\n", "\u3000", "\u00a0", "\u200b", "", ".", ", ", "!", "?",
+    "...", "-", "'", '"', "(", ")", "/", "—", "。", "、", "،", "।",
+]  # fmt: skip
+
+vocab_text = st.lists(
+    st.tuples(st.sampled_from(VOCAB), st.sampled_from(SEPARATORS)), max_size=12
+).map(lambda parts: "".join(word + sep for word, sep in parts))
+script_text = st.text(
+    alphabet=st.one_of(
+        st.sampled_from("aAbBzZ019 .,'-!?\t\n"),
+        st.characters(min_codepoint=0x0E00, max_codepoint=0x0EFF),  # Thai, Lao
+        st.characters(min_codepoint=0x1000, max_codepoint=0x109F),  # Myanmar
+        st.characters(min_codepoint=0x1780, max_codepoint=0x17FF),  # Khmer
+        st.characters(min_codepoint=0x3000, max_codepoint=0x30FF),  # CJK punctuation, kana
+        st.characters(min_codepoint=0x4E00, max_codepoint=0x4E40),  # a few ideographs
+        st.characters(min_codepoint=0x1100, max_codepoint=0x11FF),  # hangul jamo
+        st.characters(min_codepoint=0xAC00, max_codepoint=0xAC40),  # hangul syllables
+        st.characters(min_codepoint=0xFF00, max_codepoint=0xFFEF),  # full/half-width forms
+        st.characters(min_codepoint=0x0400, max_codepoint=0x04FF),  # Cyrillic
+        st.characters(min_codepoint=0x0600, max_codepoint=0x06FF),  # Arabic
+        st.characters(min_codepoint=0x0900, max_codepoint=0x097F),  # Devanagari
+        st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF),  # emoji
+        st.characters(categories=["Mn", "Mc", "Me"]),  # combining marks
+        st.characters(categories=["Zs", "Zl", "Zp", "Cc", "Cf"]),  # whitespace, controls
+    ),
+    max_size=25,
+)
+any_text = st.text(max_size=25)
+texts = st.one_of(vocab_text, vocab_text, script_text, any_text, st.just(""))
+
+
+@st.composite
+def overlapping_pair(draw: st.DrawFn) -> tuple[str, str]:
+    """A candidate and a reference sharing some words (partial scores, not just 0 or 1)."""
+    words = draw(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=10))
+    kept = draw(st.lists(st.sampled_from(words), max_size=10))
+    extra = draw(st.lists(st.sampled_from(VOCAB), max_size=4))
+    seps = st.sampled_from(SEPARATORS)
+    candidate = "".join(w + draw(seps) for w in words)
+    reference = "".join(w + draw(seps) for w in draw(st.permutations(kept + extra)))
+    return candidate, reference
+
+
+pairs_strategy = st.one_of(
+    overlapping_pair(),
+    overlapping_pair(),
+    st.tuples(texts, texts),
+    texts.map(lambda t: (t, t)),
+    vocab_text.flatmap(
+        lambda t: st.tuples(st.just(t), st.sampled_from([t.upper(), t[::-1], t.swapcase(), t + t]))
+    ),
+)
+
+
+@settings(
+    max_examples=600,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.lists(pairs_strategy, min_size=1, max_size=6))
+def test_generated_texts_score_exactly_as_adk(pairs: list[tuple[str, str]]) -> None:
+    assert_same_as_adk(pairs)
