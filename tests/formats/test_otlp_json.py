@@ -241,7 +241,7 @@ def test_bad_fields_are_located_errors(span, message):
         ({"resourceSpans": [{"scopeSpans": [{"scope": "x"}]}]}, "scope must be an object"),
         ({"resourceLogs": [{"scopeLogs": [{"logRecords": [{"traceId": "x"}]}]}]}, "traceId 'x'"),
         ({"resourceLogs": [{"scopeLogs": [{"logRecords": [7]}]}]}, "log record must be an object"),
-        ({"data": [{"spans": []}]}, "Jaeger v1 JSON"),
+        ({"data": [3]}, "data[0]: trace must be an object"),
         ({"error": {"message": "trace not found"}}, "'trace not found'"),
         ({"hello": 1}, "not an OTLP document"),
     ],

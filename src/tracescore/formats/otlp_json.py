@@ -6,6 +6,7 @@ Accepted shapes (REFERENCE.md section 6), dispatched on top-level keys:
 * Tempo: ``batches`` instead of ``resourceSpans``, ``instrumentationLibrarySpans`` /
   ``instrumentationLibrary`` instead of ``scopeSpans`` / ``scope``, base64 ids, enum names;
 * Jaeger v3 API: ``{"result": {...OTLP...}}`` (and Tempo v2's ``{"trace": {...}}``);
+* Jaeger v1 JSON (``{"data": [...]}``): handed to :mod:`tracescore.formats.jaeger`;
 * snake_case spellings of every key (``resource_spans``, ``trace_id``, ...).
 
 Ids become lowercase hex. An id is read as hex when it has 32 (trace) or 16 (span) hex
@@ -42,6 +43,7 @@ from tracescore.formats.anyvalue import (
     type_name,
 )
 from tracescore.formats.base import Batch
+from tracescore.formats.jaeger import decode_jaeger_v1, looks_like_jaeger_v1
 from tracescore.spans import Attributes, LogRecord, Origin, SpanEvent, SpanRecord
 
 __all__ = ["decode_json_document", "looks_like_document", "located_error"]
@@ -107,7 +109,9 @@ def decode_json_document(doc: object, *, origin: Origin | None) -> Batch:
 
 def looks_like_document(doc: object) -> bool:
     """Whether ``doc`` is a JSON object with one of the top-level keys decoded here."""
-    return isinstance(doc, dict) and any(key in doc for key in _TOP_LEVEL_KEYS)
+    if isinstance(doc, dict) and any(key in doc for key in _TOP_LEVEL_KEYS):
+        return True
+    return looks_like_jaeger_v1(doc)
 
 
 def located_error(
@@ -151,8 +155,10 @@ def _document(doc: object, batch: Batch, *, wrapped: bool) -> None:
     elif isinstance(doc.get("error"), dict):  # Jaeger v3 API error reply
         message = doc["error"].get("message")
         batch.errors.append(located_error(origin, f"the trace API returned an error: {message!r}"))
-    elif isinstance(doc.get("data"), list):
-        batch.errors.append(located_error(origin, "Jaeger v1 JSON (data[].spans) is not supported"))
+    elif looks_like_jaeger_v1(doc):
+        jaeger = decode_jaeger_v1(doc, origin=origin)
+        batch.spans += jaeger.spans
+        batch.errors += jaeger.errors
     elif doc:
         keys = ", ".join(sorted(str(key) for key in doc)[:5])
         batch.errors.append(
