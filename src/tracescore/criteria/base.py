@@ -1,0 +1,172 @@
+"""The criterion contract: settings as fields, one ``score``, failures as data.
+
+A criterion is a small object whose dataclass fields are its settings (threshold, match
+type, keywords, ...). :meth:`Criterion.score` rates one invocation; :meth:`evaluate`
+wraps it with ADK's rules (REFERENCE §3):
+
+* ``score >= threshold`` passes, below fails; a ``None`` score is NOT_EVALUATED with a
+  reason; informational criteria never pass or fail;
+* a reference criterion without a matched golden is NOT_EVALUATED, reason ``no golden``;
+* an exception inside a criterion becomes NOT_EVALUATED with the error as reason: one
+  broken criterion never costs the others or the run.
+
+Per-case aggregation is the mean of the per-invocation scores that are not ``None``
+(:meth:`Criterion.aggregate`; criteria that pool differently, like rubrics, override it),
+and the criterion's case status compares that mean with the threshold, as ADK's
+evaluators do. A case's overall status then combines its criteria
+(:func:`combine_statuses`).
+Built-ins register exactly like a user's own criterion (:mod:`.registry`).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Final, Literal
+
+from tracescore.conventions.messages import JsonValue
+from tracescore.model import Invocation
+
+__all__ = [
+    "ADK_STATUS_CODES",
+    "NO_GOLDEN",
+    "Criterion",
+    "CriterionResult",
+    "EvalContext",
+    "EvalStatus",
+    "Score",
+    "combine_statuses",
+    "status_for",
+]
+
+logger = logging.getLogger(__name__)
+
+EvalStatus = Literal["passed", "failed", "not_evaluated", "informational"]
+#: ADK's integer values of its ``EvalStatus`` enum, for output that mirrors ADK's.
+ADK_STATUS_CODES: Final[Mapping[EvalStatus, int]] = {
+    "passed": 1,
+    "failed": 2,
+    "not_evaluated": 3,
+    "informational": 4,
+}
+NO_GOLDEN: Final = "no golden"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalContext:
+    """What a criterion sees for one invocation.
+
+    Attributes:
+        actual: The invocation rebuilt from telemetry.
+        expected: The golden turn it was matched to, or None.
+        conversation: The earlier turns of the same conversation, oldest first.
+
+    """
+
+    actual: Invocation
+    expected: Invocation | None = None
+    conversation: tuple[Invocation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Score:
+    """A criterion's rating of one invocation; ``value`` None means not evaluated."""
+
+    value: float | None
+    reason: str | None = None
+    details: Mapping[str, JsonValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CriterionResult:
+    """A score with its status, as reported and exported."""
+
+    criterion: str
+    version: str
+    score: float | None
+    status: EvalStatus
+    threshold: float | None
+    reason: str | None = None
+    details: Mapping[str, JsonValue] = field(default_factory=dict)
+
+
+def combine_statuses(statuses: Sequence[EvalStatus]) -> EvalStatus:
+    """A case's overall status from its criteria's statuses, as ADK combines them.
+
+    Any failed → failed; else any passed → passed; else not evaluated. Informational
+    statuses do not count.
+    """
+    judged = [s for s in statuses if s != "informational"]
+    if "failed" in judged:
+        return "failed"
+    return "passed" if "passed" in judged else "not_evaluated"
+
+
+def status_for(score: float | None, threshold: float | None, *, informational: bool) -> EvalStatus:
+    """ADK's status rule: informational never judges; ``>=`` passes; None is not evaluated."""
+    if informational:
+        return "informational"
+    if score is None or threshold is None:
+        return "not_evaluated"
+    return "passed" if score >= threshold else "failed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Criterion(ABC):
+    """Base class of every criterion, built-in or user-defined.
+
+    Subclasses are frozen dataclasses that set :attr:`name` and implement :meth:`score`.
+
+    Attributes:
+        threshold: Pass mark (``score >= threshold``); None for informational ones.
+
+    """
+
+    #: The name used in configs and metrics, e.g. ``tool_trajectory_avg_score``.
+    name: ClassVar[str]
+    #: Travels with every score, so a changed definition never mixes with old scores.
+    version: ClassVar[str] = "1"
+    #: Needs a golden turn; NOT_EVALUATED ``no golden`` without one.
+    requires_reference: ClassVar[bool] = False
+    #: Reports a value but never passes or fails (ADK's efficiency metrics).
+    informational: ClassVar[bool] = False
+
+    threshold: float | None = None
+
+    @abstractmethod
+    def score(self, ctx: EvalContext) -> Score:
+        """Rate one invocation. May raise: :meth:`evaluate` turns errors into data."""
+
+    def evaluate(self, ctx: EvalContext) -> CriterionResult:
+        """Score one invocation with ADK's status rules; never raises."""
+        if self.requires_reference and ctx.expected is None:
+            return self._result(Score(value=None, reason=NO_GOLDEN))
+        try:
+            score = self.score(ctx)
+        except Exception as exc:  # a broken criterion must not cost the others
+            logger.warning("criterion %s failed", self.name, exc_info=True)
+            score = Score(value=None, reason=f"criterion error: {type(exc).__name__}: {exc}")
+        return self._result(score)
+
+    def aggregate(self, results: Sequence[CriterionResult]) -> float | None:
+        """Case score from per-invocation results: their mean, ``None`` scores skipped."""
+        values = [r.score for r in results if r.score is not None]
+        return sum(values) / len(values) if values else None
+
+    def case_result(self, results: Sequence[CriterionResult]) -> tuple[float | None, EvalStatus]:
+        """The case score (:meth:`aggregate`) and its status against the threshold."""
+        score = self.aggregate(results)
+        return score, status_for(score, self.threshold, informational=self.informational)
+
+    def _result(self, score: Score) -> CriterionResult:
+        return CriterionResult(
+            criterion=self.name,
+            version=self.version,
+            score=score.value,
+            status=status_for(score.value, self.threshold, informational=self.informational),
+            threshold=self.threshold,
+            reason=score.reason,
+            details=score.details,
+        )

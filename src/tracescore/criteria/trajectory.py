@@ -1,0 +1,94 @@
+"""Reference criteria on what the agent did: tool trajectory, tool names, node order.
+
+Scores are ADK 2.13's (see :mod:`.trajectory_match` for the exact semantics and the
+tests that hold them equal to ADK's ``TrajectoryEvaluator``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracescore.criteria.base import Criterion, EvalContext, Score
+from tracescore.criteria.registry import register_criterion
+from tracescore.criteria.trajectory_match import (
+    MatchType,
+    sequence_match,
+    tool_name_match,
+    tool_trajectory_score,
+)
+
+__all__ = ["NodeOrderMatchScore", "ToolNameMatchScore", "ToolTrajectoryAvgScore"]
+
+
+@register_criterion()
+@dataclass(frozen=True, kw_only=True)
+class ToolTrajectoryAvgScore(Criterion):
+    """1.0 when the tool calls match the golden's (name and args), else 0.0; case = mean.
+
+    Attributes:
+        match_type: EXACT (same calls, same order), IN_ORDER (golden calls appear in
+            order, extra calls allowed) or ANY_ORDER (golden calls appear, any order).
+        ignore_args: Compare tool names only (AgentFlow's ``check_args: false``).
+
+    """
+
+    name = "tool_trajectory_avg_score"
+    requires_reference = True
+
+    threshold: float | None = 1.0
+    match_type: MatchType = "EXACT"
+    ignore_args: bool = False
+
+    def score(self, ctx: EvalContext) -> Score:
+        """Compare the actual and golden call lists."""
+        assert ctx.expected is not None
+        actual = [(c.name, c.args) for c in ctx.actual.tool_calls]
+        expected = [(c.name, c.args) for c in ctx.expected.tool_calls]
+        value = tool_trajectory_score(
+            actual, expected, match_type=self.match_type, ignore_args=self.ignore_args
+        )
+        return Score(value=value)
+
+
+@register_criterion()
+@dataclass(frozen=True, kw_only=True)
+class ToolNameMatchScore(Criterion):
+    """F1 of the sets of called and expected tool names (AgentFlow); order ignored."""
+
+    name = "tool_name_match_score"
+    requires_reference = True
+
+    threshold: float | None = 1.0
+
+    def score(self, ctx: EvalContext) -> Score:
+        """Compare the sets of tool names."""
+        assert ctx.expected is not None
+        actual = [c.name for c in ctx.actual.tool_calls]
+        expected = [c.name for c in ctx.expected.tool_calls]
+        return Score(value=tool_name_match(actual, expected))
+
+
+@register_criterion()
+@dataclass(frozen=True, kw_only=True)
+class NodeOrderMatchScore(Criterion):
+    """1.0 when the agents visited match the golden's order (AgentFlow), else 0.0.
+
+    The golden's order comes from its ``agents``; a golden that records none (an ADK
+    evalset written without agent authors) is NOT_EVALUATED rather than guessed.
+    """
+
+    name = "node_order_match_score"
+    requires_reference = True
+
+    threshold: float | None = 1.0
+    match_type: MatchType = "EXACT"
+
+    def score(self, ctx: EvalContext) -> Score:
+        """Compare the sequences of visited agents."""
+        assert ctx.expected is not None
+        if not ctx.expected.agents:
+            return Score(value=None, reason="the golden records no agent order")
+        value = sequence_match(
+            list(ctx.actual.agents), list(ctx.expected.agents), match_type=self.match_type
+        )
+        return Score(value=value)

@@ -1,0 +1,195 @@
+"""The criterion contract, the registry and the built-in deterministic criteria."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from tracescore.criteria import (
+    Criterion,
+    EvalContext,
+    Score,
+    combine_statuses,
+    criterion_class,
+    known_criteria,
+    register_criterion,
+    status_for,
+)
+from tracescore.criteria.text import ContainsKeywords, ResponseMatchScore
+from tracescore.criteria.trajectory import (
+    NodeOrderMatchScore,
+    ToolNameMatchScore,
+    ToolTrajectoryAvgScore,
+)
+from tracescore.exceptions import ConfigError
+from tracescore.model import Invocation, TokenUsage, ToolCall
+
+
+def inv(
+    *calls: tuple[str, object],
+    final: str | None = "done",
+    agents: tuple[str, ...] = (),
+    **kw: object,
+) -> Invocation:
+    return Invocation(
+        trace_id="t",
+        invocation_id="i",
+        tool_calls=tuple(ToolCall(name=n, args=a) for n, a in calls),  # type: ignore[arg-type]
+        final_response=final,
+        agents=agents,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_status_rules_follow_adk() -> None:
+    assert status_for(0.8, 0.8, informational=False) == "passed"
+    assert status_for(0.79, 0.8, informational=False) == "failed"
+    assert status_for(None, 0.8, informational=False) == "not_evaluated"
+    assert status_for(0.0, None, informational=True) == "informational"
+    assert combine_statuses(["passed", "failed", "informational"]) == "failed"
+    assert combine_statuses(["passed", "not_evaluated"]) == "passed"
+    assert combine_statuses(["informational", "not_evaluated"]) == "not_evaluated"
+
+
+def test_reference_criterion_without_golden_is_not_evaluated() -> None:
+    result = ToolTrajectoryAvgScore().evaluate(EvalContext(actual=inv(("a", {}))))
+    assert (result.status, result.score, result.reason) == ("not_evaluated", None, "no golden")
+
+
+def test_a_failing_criterion_becomes_data() -> None:
+    @dataclass(frozen=True, kw_only=True)
+    class Broken(Criterion):
+        name = "broken_for_test"
+
+        def score(self, ctx: EvalContext) -> Score:
+            raise RuntimeError("boom")
+
+    result = Broken(threshold=0.5).evaluate(EvalContext(actual=inv()))
+    assert result.status == "not_evaluated"
+    assert result.reason == "criterion error: RuntimeError: boom"
+
+
+@pytest.mark.parametrize(
+    ("match_type", "expected_score"), [("EXACT", 0.0), ("IN_ORDER", 1.0), ("ANY_ORDER", 1.0)]
+)
+def test_tool_trajectory_modes_and_case_aggregation(match_type: str, expected_score: float) -> None:
+    crit = ToolTrajectoryAvgScore(match_type=match_type)  # type: ignore[arg-type]
+    actual = inv(("search", {"q": 1}), ("lookup", {"id": 2}), ("extra", None))
+    golden = inv(("search", {"q": 1.0}), ("lookup", {"id": 2}))
+    first = crit.evaluate(EvalContext(actual=actual, expected=golden))
+    second = crit.evaluate(EvalContext(actual=golden, expected=golden))
+    assert first.score == expected_score
+    score, status = crit.case_result([first, second])
+    assert score == (expected_score + 1.0) / 2
+    assert status == ("passed" if expected_score == 1.0 else "failed")
+
+
+def test_ignore_args_and_name_match() -> None:
+    actual = inv(("search", {"q": 1}), ("search", {"q": 2}))
+    golden = inv(("search", {"q": 3}), ("book", {}))
+    ctx = EvalContext(actual=actual, expected=golden)
+    assert ToolTrajectoryAvgScore(ignore_args=True).evaluate(ctx).score == 0.0
+    assert (
+        ToolTrajectoryAvgScore(ignore_args=True, match_type="IN_ORDER")
+        .evaluate(EvalContext(actual=actual, expected=inv(("search", {"q": 9}))))
+        .score
+        == 1.0
+    )
+    assert ToolNameMatchScore().evaluate(ctx).score == pytest.approx(2 / 3)
+
+
+def test_response_match_is_rouge1_f_and_missing_text_is_empty() -> None:
+    crit = ResponseMatchScore()
+    ctx = EvalContext(
+        actual=inv(final="It's sunny in London today"),
+        expected=inv(final="The weather in London is sunny"),
+    )
+    assert crit.evaluate(ctx).score == 0.5
+    assert crit.evaluate(ctx).status == "failed"
+    assert crit.evaluate(EvalContext(actual=inv(final=None), expected=inv())).score == 0.0
+
+
+def test_contains_keywords() -> None:
+    crit = ContainsKeywords(keywords=("Paris", "21°C"))
+    result = crit.evaluate(EvalContext(actual=inv(final="It is 21°C in paris.")))
+    assert (result.score, result.status) == (1.0, "passed")
+    half = crit.evaluate(EvalContext(actual=inv(final="Paris is nice")))
+    assert half.score == 0.5
+    assert half.details == {"missing": ["21°C"]}
+    assert ContainsKeywords().evaluate(EvalContext(actual=inv())).status == "not_evaluated"
+
+
+def test_node_order() -> None:
+    crit = NodeOrderMatchScore(match_type="IN_ORDER")
+    ctx = EvalContext(
+        actual=inv(agents=("root", "sub", "writer")), expected=inv(agents=("root", "writer"))
+    )
+    assert crit.evaluate(ctx).score == 1.0
+    no_order = crit.evaluate(EvalContext(actual=inv(agents=("root",)), expected=inv()))
+    assert no_order.status == "not_evaluated"
+
+
+def test_efficiency_metrics_are_informational() -> None:
+    actual = inv(
+        ("a", {}),
+        ("b", {}),
+        inference_calls=3,
+        usage=TokenUsage(input_tokens=10, output_tokens=5),
+        start_ns=1_000_000_000,
+        end_ns=3_500_000_000,
+    )
+    ctx = EvalContext(actual=actual)
+    values = {
+        name: criterion_class(name)().evaluate(ctx)
+        for name in (
+            "tool_call_count_v1",
+            "inference_call_count_v1",
+            "token_usage_v1",
+            "invocation_duration_v1",
+        )
+    }
+    assert {k: v.score for k, v in values.items()} == {
+        "tool_call_count_v1": 2.0,
+        "inference_call_count_v1": 3.0,
+        "token_usage_v1": 15.0,
+        "invocation_duration_v1": 2.5,
+    }
+    assert {v.status for v in values.values()} == {"informational"}
+    assert criterion_class("token_usage_v1")().evaluate(EvalContext(actual=inv())).score is None
+
+
+def test_registry_names_aliases_and_suggestions() -> None:
+    assert criterion_class("rouge_match") is ResponseMatchScore
+    for name in (
+        "tool_trajectory_avg_score",
+        "response_match_score",
+        "tool_name_match_score",
+        "node_order_match_score",
+        "contains_keywords",
+    ):
+        assert name in known_criteria()
+    with pytest.raises(ConfigError, match="Did you mean 'tool_trajectory_avg_score'") as err:
+        criterion_class("tool_trajectory_avg_scor")
+    assert "Known criteria:" in str(err.value)
+
+
+def test_user_criteria_register_like_builtins() -> None:
+    @register_criterion(aliases=("short_answer",))
+    @dataclass(frozen=True, kw_only=True)
+    class AnswerLength(Criterion):
+        name = "answer_is_short_for_test"
+        threshold: float | None = 1.0
+        limit: int = 10
+
+        def score(self, ctx: EvalContext) -> Score:
+            return Score(value=float(len(ctx.actual.final_response or "") <= self.limit))
+
+    assert criterion_class("short_answer") is AnswerLength
+    assert AnswerLength(limit=3).evaluate(EvalContext(actual=inv(final="ok"))).status == "passed"
+
+    class SameName(AnswerLength):  # another class under a taken name
+        pass
+
+    with pytest.raises(ValueError, match="already registered"):
+        register_criterion()(SameName)
