@@ -1,0 +1,171 @@
+"""ADK ``eval_config.json`` / ``test_config.json``, read unchanged, into criteria.
+
+Accepted (REFERENCE §2): ``{"criteria": {name: threshold | object}, ...}`` where an
+object carries ``threshold`` and criterion options in snake or camel case
+(``match_type``/``matchType`` as a name or ADK's 0/1/2, ``ignore_args``, ...). AgentFlow's
+spellings are accepted where they are unambiguous: ``check_args`` (the inverse of
+``ignore_args``), ``enabled: false`` (criterion skipped), ``keywords``. No config means
+ADK's defaults: ``tool_trajectory_avg_score`` at 1.0 and ``response_match_score`` at 0.8.
+
+Every mistake is a :class:`~tracescore.exceptions.ConfigError` naming the file, the key
+and what is allowed; an unknown criterion lists the known ones and the closest match.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from tracescore.criteria import Criterion, criterion_class
+from tracescore.criteria.trajectory_match import parse_match_type
+from tracescore.exceptions import ConfigError
+
+__all__ = ["DEFAULT_CRITERIA", "criteria_from_config", "load_eval_config"]
+
+#: ADK's criteria when no config is given.
+DEFAULT_CRITERIA: Final[Mapping[str, float]] = {
+    "tool_trajectory_avg_score": 1.0,
+    "response_match_score": 0.8,
+}
+
+
+def _alias(snake: str) -> Any:
+    head, *rest = snake.split("_")
+    camel = head + "".join(w.title() for w in rest)
+    return Field(default=None, validation_alias=AliasChoices(snake, camel))
+
+
+class _CriterionOptions(BaseModel):
+    """One criterion object of an eval config (snake or camel keys)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: float | None = None
+    match_type: str | int | None = _alias("match_type")
+    ignore_args: bool | None = _alias("ignore_args")
+    check_args: bool | None = _alias("check_args")
+    enabled: bool | None = None
+    keywords: list[str] | None = None
+    judge_model_options: dict[str, Any] | None = _alias("judge_model_options")
+    rubrics: list[Any] | None = None
+    evaluate_intermediate_nl_responses: bool | None = _alias("evaluate_intermediate_nl_responses")
+    stop_signal: str | None = _alias("stop_signal")
+    include_intermediate_responses_in_final: bool | None = _alias(
+        "include_intermediate_responses_in_final"
+    )
+
+
+class _EvalConfig(BaseModel):
+    """The whole file; ADK's other sections are accepted and kept for later stages."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    criteria: dict[str, Any] = Field(default_factory=dict)
+    user_simulator_config: dict[str, Any] | None = _alias("user_simulator_config")
+    custom_metrics: dict[str, Any] | None = _alias("custom_metrics")
+
+
+def load_eval_config(path: str | Path | None) -> list[Criterion]:
+    """The criteria of an ADK eval config file (ADK's defaults when ``path`` is None).
+
+    Raises:
+        ConfigError: unreadable file, invalid JSON, or an invalid entry (named).
+
+    """
+    if path is None:
+        return criteria_from_config({"criteria": dict(DEFAULT_CRITERIA)}, source="defaults")
+    where = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(f"{where}: invalid JSON: {exc}") from exc
+    return criteria_from_config(data, source=where)
+
+
+def criteria_from_config(data: object, *, source: str) -> list[Criterion]:
+    """Build criteria from a parsed eval config; ``source`` names it in errors.
+
+    Raises:
+        ConfigError: the config is not valid; the message names ``source`` and the key.
+
+    """
+    try:
+        config = _EvalConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_first_error(exc)}") from None
+    out: list[Criterion] = []
+    for name, entry in config.criteria.items():
+        key = f"criteria.{name}"
+        try:
+            cls = criterion_class(name)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {key}: {exc}") from None
+        options = _options(entry, source=source, key=key)
+        if options.enabled is False:
+            continue
+        out.append(_build(cls, options, source=source, key=key))
+    return out
+
+
+def _options(entry: object, *, source: str, key: str) -> _CriterionOptions:
+    """A bare number is the threshold (ADK's short form); an object carries options."""
+    if isinstance(entry, bool) or not isinstance(entry, (int, float, dict)):
+        raise ConfigError(f"{source}: {key}: expected a threshold number or an object")
+    if not isinstance(entry, dict):
+        return _CriterionOptions(threshold=float(entry))
+    try:
+        return _CriterionOptions.model_validate(entry)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {key}.{_first_error(exc)}") from None
+
+
+def _build(cls: type[Criterion], options: _CriterionOptions, *, source: str, key: str) -> Criterion:
+    fields = {f.name for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    if options.threshold is not None and cls.informational:
+        raise ConfigError(
+            f"{source}: {key}.threshold: {cls.name} is informational and takes no threshold"
+        )
+    if options.threshold is None and not cls.informational:
+        raise ConfigError(f"{source}: {key}: a threshold is required")
+    if options.threshold is not None:
+        kwargs["threshold"] = options.threshold
+    if options.ignore_args is not None and options.check_args is not None:
+        raise ConfigError(f"{source}: {key}: give ignore_args or check_args, not both")
+    given = options.model_dump(exclude_none=True, exclude={"threshold", "enabled"})
+    if "check_args" in given:
+        given["ignore_args"] = not given.pop("check_args")
+    for option, raw in given.items():
+        if option not in fields:
+            allowed = sorted(fields - {"threshold"}) or ["threshold only"]
+            raise ConfigError(
+                f"{source}: {key}.{option}: not an option of {cls.name}"
+                f" (it takes: {', '.join(allowed)})"
+            )
+        value = raw
+        if option == "match_type":
+            try:
+                value = parse_match_type(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{source}: {key}.match_type: {exc}") from None
+        elif option == "keywords":
+            value = tuple(raw)
+        kwargs[option] = value
+    return cls(**kwargs)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        return f"{loc}: unknown key"
+    return f"{loc}: {err['msg']}"

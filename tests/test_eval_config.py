@@ -1,0 +1,133 @@
+"""ADK eval configs read unchanged; every mistake named with file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from google.adk.evaluation.eval_config import EvalConfig as AdkEvalConfig
+
+from tracescore.criteria.text import ContainsKeywords, ResponseMatchScore
+from tracescore.criteria.trajectory import ToolTrajectoryAvgScore
+from tracescore.eval_config import criteria_from_config, load_eval_config
+from tracescore.exceptions import ConfigError
+
+
+def write(tmp_path: Path, data: object, name: str = "eval_config.json") -> Path:
+    path = tmp_path / name
+    path.write_bytes(orjson.dumps(data))
+    return path
+
+
+def test_no_config_means_adk_defaults() -> None:
+    crits = load_eval_config(None)
+    assert [(c.name, c.threshold) for c in crits] == [
+        ("tool_trajectory_avg_score", 1.0),
+        ("response_match_score", 0.8),
+    ]
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    [
+        {"threshold": 1.0, "match_type": "IN_ORDER"},
+        {"threshold": 1.0, "matchType": "in_order"},
+        {"threshold": 1.0, "match_type": 1},
+    ],
+)
+def test_adk_config_forms_are_read_as_adk_reads_them(
+    tmp_path: Path, criterion: dict[str, object]
+) -> None:
+    data = {"criteria": {"tool_trajectory_avg_score": criterion, "response_match_score": 0.7}}
+    AdkEvalConfig.model_validate(data)  # ADK itself accepts it
+    traj, resp = load_eval_config(write(tmp_path, data))
+    assert traj == ToolTrajectoryAvgScore(threshold=1.0, match_type="IN_ORDER")
+    assert resp == ResponseMatchScore(threshold=0.7)
+
+
+def test_agentflow_spellings() -> None:
+    crits = criteria_from_config(
+        {
+            "criteria": {
+                "tool_trajectory_avg_score": {"threshold": 0.5, "check_args": False},
+                "rouge_match": {"threshold": 0.6, "enabled": False},
+                "contains_keywords": {"threshold": 1.0, "keywords": ["Paris", "°C"]},
+            }
+        },
+        source="agentflow.json",
+    )
+    assert crits == [
+        ToolTrajectoryAvgScore(threshold=0.5, ignore_args=True),
+        ContainsKeywords(threshold=1.0, keywords=("Paris", "°C")),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"criteria": {"tool_trajectory_avg_scor": 1.0}},
+            "cfg.json: criteria.tool_trajectory_avg_scor: unknown criterion "
+            "'tool_trajectory_avg_scor'. Did you mean 'tool_trajectory_avg_score'?",
+        ),
+        (
+            {"criteria": {"response_match_score": {"threshold": 0.8, "treshold": 1}}},
+            "cfg.json: criteria.response_match_score.treshold: unknown key",
+        ),
+        (
+            {"criteria": {"response_match_score": {"threshold": 0.8, "match_type": "EXACT"}}},
+            "cfg.json: criteria.response_match_score.match_type: not an option of "
+            "response_match_score",
+        ),
+        (
+            {"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "FUZZY"}}},
+            "cfg.json: criteria.tool_trajectory_avg_score.match_type:",
+        ),
+        (
+            {"criteria": {"tool_call_count_v1": 1.0}},
+            "cfg.json: criteria.tool_call_count_v1.threshold: tool_call_count_v1 is "
+            "informational and takes no threshold",
+        ),
+        (
+            {"criteria": {"response_match_score": {"match_type": "EXACT"}}},
+            "cfg.json: criteria.response_match_score: a threshold is required",
+        ),
+        (
+            {"criteria": {"response_match_score": "high"}},
+            "cfg.json: criteria.response_match_score: expected a threshold number or an object",
+        ),
+        (
+            {
+                "criteria": {
+                    "tool_trajectory_avg_score": {
+                        "threshold": 1,
+                        "ignore_args": True,
+                        "check_args": True,
+                    }
+                }
+            },
+            "give ignore_args or check_args, not both",
+        ),
+        ({"criterion": {}}, "cfg.json: criterion: unknown key"),
+    ],
+)
+def test_mistakes_name_file_and_key(tmp_path: Path, data: object, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_eval_config(write(tmp_path, data, "cfg.json"))
+    text = str(err.value).replace(str(tmp_path) + "/", "")
+    assert message in text
+
+
+def test_informational_criteria_take_no_threshold_object() -> None:
+    [crit] = criteria_from_config({"criteria": {"token_usage_v1": {}}}, source="x")
+    assert crit.informational
+
+
+def test_unreadable_and_invalid_json(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_eval_config(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"criteria": ')
+    with pytest.raises(ConfigError, match=r"bad\.json: invalid JSON"):
+        load_eval_config(bad)
