@@ -150,6 +150,10 @@ class Criterion(ABC):
             score = Score(value=None, reason=f"criterion error: {type(exc).__name__}: {exc}")
         return self._result(score)
 
+    def evaluate_not_evaluable(self, reason: str) -> CriterionResult:
+        """The result for an invocation that cannot be scored at all (``reason`` says why)."""
+        return self._result(Score(value=None, reason=reason))
+
     def aggregate(self, results: Sequence[CriterionResult]) -> float | None:
         """Case score from per-invocation results: their mean, ``None`` scores skipped."""
         values = [r.score for r in results if r.score is not None]

@@ -1,0 +1,99 @@
+"""Per-invocation scoring, outcomes, and ADK's case aggregation over repeated runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tracescore.criteria.efficiency import ToolCallCount
+from tracescore.criteria.text import ContainsKeywords, ResponseMatchScore
+from tracescore.criteria.trajectory import ToolTrajectoryAvgScore
+from tracescore.model import Conversation, Invocation, ToolCall
+from tracescore.scoring import GoldenRef, score_conversations, summarize_cases
+
+GOLDEN = {
+    "weather in paris?": Invocation(
+        trace_id="",
+        invocation_id="g1",
+        user_content="Weather in Paris?",
+        tool_calls=(ToolCall(name="get_weather", args={"city": "Paris"}),),
+        final_response="It is sunny in Paris",
+    )
+}
+
+
+def match(
+    inv: Invocation, earlier: Sequence[Invocation]
+) -> tuple[GoldenRef | None, Invocation | None, str | None]:
+    golden = GOLDEN.get((inv.user_content or "").casefold())
+    if golden is None:
+        return None, None, "no golden"
+    return GoldenRef(eval_set_id="s", eval_id="paris", turn=0), golden, None
+
+
+def run(conv: str, user: str, city: str, final: str, **kw: object) -> Conversation:
+    inv = Invocation(
+        trace_id=conv,
+        invocation_id=conv,
+        conversation_id=conv,
+        user_content=user,
+        tool_calls=(ToolCall(name="get_weather", args={"city": city}),),
+        final_response=final,
+        **kw,  # type: ignore[arg-type]
+    )
+    return Conversation(conversation_id=conv, invocations=(inv,))
+
+
+CRITERIA = (
+    ToolTrajectoryAvgScore(),
+    ResponseMatchScore(threshold=0.8),
+    ContainsKeywords(keywords=("sunny",)),
+    ToolCallCount(),
+)
+
+
+def test_outcomes_and_reasons() -> None:
+    results = score_conversations(
+        [
+            run("a", "Weather in Paris?", "Paris", "It is sunny in Paris"),
+            run("b", "Weather in Rome?", "Rome", "Sunny in Rome"),
+            run("c", "x", "x", "x", status="not_evaluable", reason="content not captured: set X"),
+        ],
+        CRITERIA,
+        match=match,
+    )
+    a, b, c = results
+    assert (a.outcome, a.golden) == ("scored", GoldenRef(eval_set_id="s", eval_id="paris", turn=0))
+    assert [r.status for r in a.results] == ["passed", "passed", "passed", "informational"]
+    assert b.outcome == "no_golden"
+    assert [(r.status, r.reason) for r in b.results[:2]] == [
+        ("not_evaluated", "no golden"),
+        ("not_evaluated", "no golden"),
+    ]
+    assert b.results[2].status == "passed"  # reference-free criteria still run
+    assert c.outcome == "not_evaluable"
+    assert {r.reason for r in c.results} == {"content not captured: set X"}
+    assert [r.status for r in c.results] == ["not_evaluated"] * 3 + ["informational"]
+
+
+def test_repeated_runs_of_one_case_are_pooled() -> None:
+    runs = [
+        run("r1", "Weather in Paris?", "Paris", "It is sunny in Paris"),
+        run("r2", "weather in PARIS?", "Lyon", "It is sunny in Paris"),
+    ]
+    results = score_conversations(runs, CRITERIA, match=match)
+    [case] = summarize_cases(results, CRITERIA)
+    assert (case.eval_set_id, case.eval_id) == ("s", "paris")
+    by_name = {c.criterion: c for c in case.criteria}
+    assert by_name["tool_trajectory_avg_score"].score == 0.5
+    assert by_name["tool_trajectory_avg_score"].status == "failed"
+    assert by_name["response_match_score"].status == "passed"
+    assert by_name["tool_call_count_v1"].status == "informational"
+    assert case.status == "failed"
+    assert len(case.invocations) == 2
+
+
+def test_unmatched_conversations_are_their_own_cases() -> None:
+    results = score_conversations([run("z", "hello", "x", "sunny")], CRITERIA, match=match)
+    [case] = summarize_cases(results, CRITERIA)
+    assert (case.eval_set_id, case.eval_id) == (None, "z")
+    assert case.status == "passed"  # only contains_keywords judged
