@@ -1,0 +1,362 @@
+r"""Load ADK evalsets (``*.evalset.json``) and old ``*.test.json`` files as goldens.
+
+Every golden turn becomes a frozen :class:`tracescore.model.Invocation` (the *expected*
+side), the same type criteria get for the actual side:
+
+* ``user_content`` / ``final_response``: the Content's non-empty part texts joined with
+  ``"\n"`` (ADK's reading; thought parts are not dropped). No ``final_response`` → None.
+* ``tool_calls``: ``tool_uses`` (or, for ``invocation_events``, every ``function_call``
+  part of every event) in order, as ``ToolCall(name, args, id)``; each joined to its
+  response (``result`` = ``FunctionResponse.response`` as written) by id, else by name
+  and order.
+* ``intermediate_responses``: ``(author, text)`` of every intermediate response (or event)
+  with text.
+* ``conversation_id`` is the eval id; ``invocation_id`` the golden's, else
+  ``<eval_set_id>/<eval_id>/<turn>``; ``trace_id`` is empty (no trace behind a golden).
+
+Old ``*.test.json``: a JSON list of turns, the whole file one case, named after the file
+(``weather.test.json`` → eval set and eval id ``weather``); ``reference`` becomes the
+final response (``""`` when absent), as ADK's own conversion does.
+
+Errors are :class:`~tracescore.exceptions.ConfigError` with one line naming the file, the
+JSON location and what is allowed there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict, deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import TypeAdapter, ValidationError
+
+from tracescore.conventions.messages import JsonValue
+from tracescore.exceptions import ConfigError
+from tracescore.goldens import schema
+from tracescore.goldens.errors import validation_error
+from tracescore.model import AgentText, Invocation, ToolCall
+
+__all__ = [
+    "GoldenCase",
+    "GoldenRubric",
+    "GoldenScenario",
+    "GoldenSet",
+    "load_golden_file",
+    "load_goldens",
+    "parse_goldens",
+]
+
+logger = logging.getLogger(__name__)
+
+GoldenFormat = Literal["evalset", "test_json"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoldenRubric:
+    """A rubric of a case or turn: id, the property checked, optional type/description."""
+
+    rubric_id: str
+    text: str | None
+    type: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoldenScenario:
+    """A ``conversation_scenario`` for a simulated user."""
+
+    starting_prompt: str
+    conversation_plan: str
+    user_persona: JsonValue = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoldenCase:
+    """One eval case, its turns rebuilt as expected invocations.
+
+    Attributes:
+        eval_set_id: The eval set the case belongs to.
+        eval_id: The case id, unique within its eval set.
+        turns: The expected invocations, in conversation order (empty for a scenario case).
+        rubrics: Case rubrics (apply to every turn).
+        turn_rubrics: Per-turn rubrics, parallel to ``turns``.
+        scenario: The conversation scenario, for a case without a static conversation.
+        session_input: ``session_input`` as written (extra keys kept), or None.
+
+    """
+
+    eval_set_id: str
+    eval_id: str
+    turns: tuple[Invocation, ...]
+    rubrics: tuple[GoldenRubric, ...] = ()
+    turn_rubrics: tuple[tuple[GoldenRubric, ...], ...] = ()
+    scenario: GoldenScenario | None = None
+    session_input: Mapping[str, JsonValue] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoldenSet:
+    """The cases of one file."""
+
+    path: str
+    eval_set_id: str
+    cases: tuple[GoldenCase, ...]
+    name: str | None = None
+    description: str | None = None
+    format: GoldenFormat = "evalset"
+
+
+# -- conversion ------------------------------------------------------------------------
+
+
+def _text(content: schema.Content | None) -> str | None:
+    return None if content is None else content.text()
+
+
+def _rubrics(rubrics: Sequence[schema.Rubric] | None) -> tuple[GoldenRubric, ...]:
+    return tuple(
+        GoldenRubric(
+            rubric_id=r.rubric_id,
+            text=r.rubric_content.text_property,
+            type=r.type,
+            description=r.description,
+        )
+        for r in rubrics or ()
+    )
+
+
+def _join_responses(
+    calls: Sequence[schema.FunctionCall], responses: Sequence[schema.FunctionResponse]
+) -> tuple[ToolCall, ...]:
+    """Pair each call with its response: by id, else the next unused one of that name."""
+    call_ids = {c.id for c in calls if c.id}
+    by_id: dict[str, int] = {}
+    by_name: dict[str | None, deque[int]] = defaultdict(deque)
+    for i, resp in enumerate(responses):
+        if resp.id and resp.id in call_ids:
+            by_id.setdefault(resp.id, i)
+        else:
+            by_name[resp.name].append(i)
+    out = []
+    for call in calls:
+        index = by_id.pop(call.id, None) if call.id else None
+        if index is None and by_name[call.name]:
+            index = by_name[call.name].popleft()
+        result = responses[index].response if index is not None else None
+        out.append(ToolCall(name=call.name or "", args=call.args, id=call.id, result=result))
+    return tuple(out)
+
+
+def _turn(
+    inv: schema.Invocation, *, case: schema.EvalCase, eval_set_id: str, turn: int
+) -> Invocation:
+    calls: list[schema.FunctionCall] = []
+    responses: list[schema.FunctionResponse] = []
+    texts: list[AgentText] = []
+    data = inv.intermediate_data
+    if isinstance(data, schema.IntermediateData):
+        calls, responses = list(data.tool_uses), list(data.tool_responses)
+        for author, parts in data.intermediate_responses:
+            text = schema.Content(parts=parts).text()
+            if text:
+                texts.append(AgentText(author=author, text=text))
+    elif isinstance(data, schema.InvocationEvents):
+        for event in data.invocation_events:
+            event_parts = event.content.parts if event.content else None
+            for part in event_parts or ():
+                if part.function_call is not None:
+                    calls.append(part.function_call)
+                if part.function_response is not None:
+                    responses.append(part.function_response)
+            event_text = _text(event.content)
+            if event_text:
+                texts.append(AgentText(author=event.author, text=event_text))
+    start_ns = int(inv.creation_timestamp * 1e9)
+    return Invocation(
+        trace_id="",
+        invocation_id=inv.invocation_id or f"{eval_set_id}/{case.eval_id}/{turn}",
+        conversation_id=case.eval_id,
+        agent=case.session_input.app_name if case.session_input else None,
+        user_content=inv.user_content.text(),
+        tool_calls=_join_responses(calls, responses),
+        intermediate_responses=tuple(texts),
+        final_response=_text(inv.final_response),
+        start_ns=start_ns,
+        end_ns=start_ns + int((inv.duration or 0.0) * 1e9),
+    )
+
+
+def _case(case: schema.EvalCase, eval_set_id: str) -> GoldenCase:
+    conversation = case.conversation or []
+    scenario = case.conversation_scenario
+    return GoldenCase(
+        eval_set_id=eval_set_id,
+        eval_id=case.eval_id,
+        turns=tuple(
+            _turn(inv, case=case, eval_set_id=eval_set_id, turn=i)
+            for i, inv in enumerate(conversation)
+        ),
+        rubrics=_rubrics(case.rubrics),
+        turn_rubrics=tuple(_rubrics(inv.rubrics) for inv in conversation),
+        scenario=None
+        if scenario is None
+        else GoldenScenario(
+            starting_prompt=scenario.starting_prompt,
+            conversation_plan=scenario.conversation_plan,
+            user_persona=scenario.user_persona,
+        ),
+        session_input=None
+        if case.session_input is None
+        else case.session_input.model_dump(mode="json", exclude_none=True),
+    )
+
+
+def _old_format_case(turns: Sequence[schema.OldFormatTurn], eval_id: str) -> GoldenCase:
+    invocations = tuple(
+        Invocation(
+            trace_id="",
+            invocation_id=f"{eval_id}/{eval_id}/{i}",
+            conversation_id=eval_id,
+            user_content=t.query,
+            tool_calls=tuple(
+                ToolCall(name=u.tool_name, args=u.tool_input) for u in t.expected_tool_use
+            ),
+            intermediate_responses=tuple(
+                AgentText(author=r.author, text=r.text)
+                for r in t.expected_intermediate_agent_responses
+            ),
+            final_response=t.reference,
+        )
+        for i, t in enumerate(turns)
+    )
+    return GoldenCase(eval_set_id=eval_id, eval_id=eval_id, turns=invocations)
+
+
+# -- loading ---------------------------------------------------------------------------
+
+_OLD_FORMAT = TypeAdapter(list[schema.OldFormatTurn])
+
+
+def _stem(path: str) -> str:
+    name = Path(path).name
+    for suffix in (".test.json", ".evalset.json", ".json"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
+    """Parse one evalset or old-format document.
+
+    Args:
+        text: The file's content.
+        source: Path shown in error messages; an old-format file's ids come from its name.
+
+    Returns:
+        The golden set. A JSON object is read as an ``EvalSet``; a JSON list as an old
+        ``*.test.json`` (one case).
+
+    Raises:
+        ConfigError: Invalid JSON (with line and column) or a document ADK would reject.
+
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})") from None
+    if isinstance(data, list):
+        try:
+            turns = _OLD_FORMAT.validate_python(data)
+        except ValidationError as exc:
+            raise validation_error(source, exc, list[schema.OldFormatTurn]) from None
+        if not turns:
+            raise ConfigError(f"{source}: an old-format (*.test.json) file needs at least one turn")
+        eval_id = _stem(source)
+        case = _old_format_case(turns, eval_id)
+        return GoldenSet(path=source, eval_set_id=eval_id, cases=(case,), format="test_json")
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: expected an EvalSet object (or an old-format list of turns), "
+            f"got {type(data).__name__}"
+        )
+    try:
+        evalset = schema.EvalSet.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(source, exc, schema.EvalSet) from None
+    ignored = sorted(set(data) - set(schema.EvalSet.model_fields))
+    if ignored:
+        logger.warning("%s: keys ignored at the top level (as ADK does): %s", source, ignored)
+    return GoldenSet(
+        path=source,
+        eval_set_id=evalset.eval_set_id,
+        name=evalset.name,
+        description=evalset.description,
+        cases=tuple(_case(c, evalset.eval_set_id) for c in evalset.eval_cases),
+    )
+
+
+def load_golden_file(path: str) -> GoldenSet:
+    """Read and parse one goldens file (see :func:`parse_goldens`).
+
+    Raises:
+        ConfigError: The file cannot be read or is not a valid evalset.
+
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read goldens file: {exc.strerror or exc}") from None
+    return parse_goldens(data, source=path)
+
+
+def _expand(path: str) -> list[str]:
+    p = Path(path)
+    if p.is_dir():
+        found = sorted({*p.rglob("*.evalset.json"), *p.rglob("*.test.json")}, key=str)
+        if not found:
+            raise ConfigError(f"{path}: no *.evalset.json or *.test.json files in this directory")
+        return [str(f) for f in found]
+    return [path]
+
+
+def load_goldens(paths: Sequence[str]) -> list[GoldenSet]:
+    """Load goldens files; a directory contributes its ``*.evalset.json``/``*.test.json``.
+
+    Eval ids must be unique within an eval set, across all files. The same eval id in
+    two different eval sets is allowed (logged): explicit matching then needs
+    ``tracescore.golden.eval_set_id``.
+
+    Raises:
+        ConfigError: A file is unreadable or invalid, or an ``(eval_set_id, eval_id)``
+            pair appears twice (both files are named).
+
+    """
+    sets = [load_golden_file(f) for path in paths for f in _expand(path)]
+    seen: dict[tuple[str, str], str] = {}
+    sets_of: dict[str, set[str]] = defaultdict(set)
+    for gset in sets:
+        for case in gset.cases:
+            key = (case.eval_set_id, case.eval_id)
+            if key in seen:
+                where = gset.path if seen[key] == gset.path else f"{seen[key]} and {gset.path}"
+                raise ConfigError(
+                    f"{where}: duplicate eval case {case.eval_id!r} in eval set "
+                    f"{case.eval_set_id!r}; eval ids must be unique within an eval set"
+                )
+            seen[key] = gset.path
+            sets_of[case.eval_id].add(case.eval_set_id)
+    for eval_id, set_ids in sets_of.items():
+        if len(set_ids) > 1:
+            logger.warning(
+                "eval id %r is in several eval sets (%s): explicit matching needs "
+                "tracescore.golden.eval_set_id",
+                eval_id,
+                ", ".join(sorted(set_ids)),
+            )
+    return sets
