@@ -19,7 +19,7 @@ def _readme_commands() -> list[str]:
 def test_readme_first_screen_has_exactly_two_commands() -> None:
     commands = _readme_commands()
     assert len(commands) == 2
-    assert "tracescore import examples/traces" in commands[0]
+    assert "tracescore replay examples/traces" in commands[0]
     assert "pytest" in commands[1]
 
 

@@ -8,7 +8,7 @@ from tracescore.criteria.efficiency import ToolCallCount
 from tracescore.criteria.text import ContainsKeywords, ResponseMatchScore
 from tracescore.criteria.trajectory import ToolTrajectoryAvgScore
 from tracescore.model import Conversation, Invocation, ToolCall
-from tracescore.scoring import GoldenRef, score_conversations, summarize_cases
+from tracescore.scoring import GoldenTurn, score_conversations, summarize_cases
 
 GOLDEN = {
     "weather in paris?": Invocation(
@@ -23,11 +23,11 @@ GOLDEN = {
 
 def match(
     inv: Invocation, earlier: Sequence[Invocation]
-) -> tuple[GoldenRef | None, Invocation | None, str | None]:
+) -> tuple[GoldenTurn | None, Invocation | None, str | None]:
     golden = GOLDEN.get((inv.user_content or "").casefold())
     if golden is None:
         return None, None, "no golden"
-    return GoldenRef(eval_set_id="s", eval_id="paris", turn=0), golden, None
+    return GoldenTurn(eval_set_id="s", eval_id="paris", turn=0), golden, None
 
 
 def run(conv: str, user: str, city: str, final: str, **kw: object) -> Conversation:
@@ -62,7 +62,7 @@ def test_outcomes_and_reasons() -> None:
         match=match,
     )
     a, b, c = results
-    assert (a.outcome, a.golden) == ("scored", GoldenRef(eval_set_id="s", eval_id="paris", turn=0))
+    assert (a.outcome, a.golden) == ("scored", GoldenTurn(eval_set_id="s", eval_id="paris", turn=0))
     assert [r.status for r in a.results] == ["passed", "passed", "passed", "informational"]
     assert b.outcome == "no_golden"
     assert [(r.status, r.reason) for r in b.results[:2]] == [

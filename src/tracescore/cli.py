@@ -23,14 +23,18 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tracescore import __version__
 from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
+from tracescore.eval_config import load_eval_config
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file
+from tracescore.goldens import load_goldens
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
 from tracescore.model import Invocation, group_conversations
 from tracescore.parallel import Part, plan_parts, write_jsonl_parallel
+from tracescore.replay import replay, results_jsonl
+from tracescore.report import junit_xml, print_report
 
 __all__ = ["main"]
 
@@ -294,3 +298,85 @@ def _default_set_id(output: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)] or "imported"
     return name
+
+
+@main.command("replay")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    help="ADK eval_config.json / test_config.json (default: ADK's default criteria).",
+)
+@click.option(
+    "--goldens",
+    multiple=True,
+    help="ADK evalset(s) (*.evalset.json, *.test.json, or a directory); repeatable.",
+)
+@click.option("--output", default=None, help="Write one JSON line per invocation here.")
+@click.option("--junit", default=None, help="Write a JUnit XML report here.")
+@click.option("--detailed", is_flag=True, help="Per-invocation rows in the report.")
+@click.option(
+    "--idle-records",
+    type=click.IntRange(min=1),
+    default=DEFAULT_IDLE_RECORDS,
+    show_default=True,
+    help="Records without news of a trace (root seen) before it counts as complete.",
+)
+@click.option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
+@click.option("-q", "--quiet", is_flag=True, help="No report on stdout.")
+def replay_command(
+    paths: tuple[str, ...],
+    config_path: str | None,
+    goldens: tuple[str, ...],
+    output: str | None,
+    junit: str | None,
+    detailed: bool,
+    idle_records: int,
+    strict: bool,
+    quiet: bool,
+) -> None:
+    """Score exported traces (or evalsets of recorded runs) against goldens, like adk eval.
+
+    Exit codes: 0 no evaluated criterion failed; 1 some criterion FAILED (a CI gate);
+    2 usage error, unreadable input or invalid config/goldens.
+    """
+    err = _stderr()
+    reporter = _Reporter(err, quiet=True)
+    try:
+        criteria = load_eval_config(config_path)
+        golden_sets = load_goldens(list(goldens)) if goldens else []
+        with bulk_gc():
+            result = replay(
+                paths,
+                criteria,
+                goldens=golden_sets,
+                strict=strict,
+                idle_records=idle_records,
+                on_error=reporter.error,
+            )
+        if output:
+            _write_file(output, results_jsonl(result))
+        if junit:
+            _write_file(junit, junit_xml(result))
+    except TraceFormatError as exc:
+        err.print(f"bad record (--strict): {exc.located()}", markup=False)
+        raise SystemExit(2) from None
+    except TracescoreError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise SystemExit(2) from None
+    if not quiet:
+        print_report(result, Console(highlight=False), detailed=detailed)
+    if result.stats.bad_records:
+        err.print(f"bad records: {result.stats.bad_records} (skipped)", markup=False)
+    raise SystemExit(1 if result.failed else 0)
+
+
+def _write_file(path: str, data: bytes) -> None:
+    target = Path(path)
+    if not target.parent.exists():
+        raise InputError(f"{path}: directory {target.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)

@@ -24,7 +24,7 @@ from tracescore.model import Conversation, Invocation
 __all__ = [
     "CaseResult",
     "CriterionSummary",
-    "GoldenRef",
+    "GoldenTurn",
     "InvocationResult",
     "Matcher",
     "Outcome",
@@ -37,18 +37,18 @@ Outcome = Literal["scored", "no_golden", "not_evaluable"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GoldenRef:
-    """Which golden turn an invocation was matched to."""
+class GoldenTurn:
+    """The golden turn an invocation was matched to (case and 0-based turn)."""
 
     eval_set_id: str
     eval_id: str
     turn: int
 
 
-#: Finds the golden turn of an invocation: ``(ref, expected, why_not)``; ``why_not``
-#: explains a miss (``no golden``, ``ambiguous: a, b``).
+#: Finds the golden turn of an invocation, given its whole conversation (the invocation
+#: included): ``(ref, expected, why_not)``; ``why_not`` explains a miss.
 Matcher = Callable[
-    [Invocation, Sequence[Invocation]], tuple[GoldenRef | None, Invocation | None, str | None]
+    [Invocation, Sequence[Invocation]], tuple[GoldenTurn | None, Invocation | None, str | None]
 ]
 
 
@@ -57,7 +57,7 @@ class InvocationResult:
     """One invocation's scores, its golden and its outcome."""
 
     invocation: Invocation
-    golden: GoldenRef | None
+    golden: GoldenTurn | None
     expected: Invocation | None
     outcome: Outcome
     reason: str | None
@@ -85,7 +85,7 @@ class CaseResult:
     invocations: tuple[InvocationResult, ...] = field(default_factory=tuple)
 
 
-def _no_golden(inv: Invocation, earlier: Sequence[Invocation]) -> tuple[None, None, str]:
+def _no_golden(inv: Invocation, conversation: Sequence[Invocation]) -> tuple[None, None, str]:
     return None, None, "no golden"
 
 
@@ -100,7 +100,8 @@ def score_conversations(
     for conv in conversations:
         earlier: list[Invocation] = []
         for inv in conv.invocations:
-            out.append(_score(inv, tuple(earlier), criteria, match))
+            found = match(inv, conv.invocations)
+            out.append(_score(inv, tuple(earlier), criteria, found))
             earlier.append(inv)
     return out
 
@@ -109,9 +110,9 @@ def _score(
     inv: Invocation,
     earlier: tuple[Invocation, ...],
     criteria: Sequence[Criterion],
-    match: Matcher,
+    found: tuple[GoldenTurn | None, Invocation | None, str | None],
 ) -> InvocationResult:
-    ref, expected, why_not = match(inv, earlier)
+    ref, expected, why_not = found
     if inv.status != "ok":
         reason = inv.reason or inv.reason_code or "not evaluable"
         results = tuple(c.evaluate_not_evaluable(reason) for c in criteria)

@@ -1,0 +1,169 @@
+"""Replay: score exported traces against goldens and a config, as ``adk eval`` would.
+
+Inputs are anything ``import`` reads (trace files), or ADK evalsets of recorded actual
+runs (their turns are taken as the actual invocations). Invocations are grouped into
+conversations, matched to golden turns (:class:`~tracescore.goldens.GoldenIndex`), scored
+by the configured criteria and aggregated per case (:mod:`tracescore.scoring`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import orjson
+
+from tracescore.assembly import TraceAssembler
+from tracescore.criteria import Criterion
+from tracescore.exceptions import TraceFormatError
+from tracescore.formats.files import expand_paths, read_file
+from tracescore.goldens import GoldenIndex, GoldenSet, load_golden_file
+from tracescore.importer import ImportStats, invocations_from_batches
+from tracescore.model import Invocation, group_conversations
+from tracescore.scoring import (
+    CaseResult,
+    GoldenTurn,
+    InvocationResult,
+    score_conversations,
+    summarize_cases,
+)
+
+__all__ = ["ReplayResult", "replay", "results_jsonl"]
+
+
+@dataclass(slots=True, kw_only=True)
+class ReplayResult:
+    """Everything a replay produced."""
+
+    invocations: list[InvocationResult]
+    cases: list[CaseResult]
+    criteria: Sequence[Criterion]
+    stats: ImportStats = field(default_factory=ImportStats)
+
+    @property
+    def failed(self) -> bool:
+        """True when any evaluated criterion failed in any case (the CI gate)."""
+        return any(c.status == "failed" for c in self.cases)
+
+
+def _is_evalset(path: str) -> bool:
+    if path == "-" or not path.endswith(".json"):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return b'"eval_set_id"' in head or b'"eval_cases"' in head
+
+
+def replay(
+    paths: Sequence[str],
+    criteria: Sequence[Criterion],
+    *,
+    goldens: Sequence[GoldenSet] = (),
+    strict: bool = False,
+    idle_records: int | None = None,
+    on_error: Callable[[TraceFormatError], None] | None = None,
+) -> ReplayResult:
+    """Score the invocations in ``paths`` with ``criteria`` against ``goldens``.
+
+    Raises:
+        InputError: a path cannot be read.
+        ConfigError: an evalset among the inputs is invalid.
+        TraceFormatError: the first bad record, with ``strict``.
+
+    """
+    files = expand_paths(paths)
+    trace_files = [f for f in files if not _is_evalset(f)]
+    actual: list[Invocation] = []
+    for path in files:
+        if path not in trace_files:
+            actual.extend(_recorded_runs(path))
+    stats = ImportStats(files=len(files))
+    if trace_files:
+        asm = (
+            TraceAssembler() if idle_records is None else TraceAssembler(idle_records=idle_records)
+        )
+        batches = (b for f in trace_files for b in read_file(f))
+        actual.extend(
+            invocations_from_batches(
+                batches, stats, strict=strict, assembler=asm, on_error=on_error
+            )
+        )
+    turns = [i for i in actual if i.parent_tool_span_id is None]
+    conversations = group_conversations(turns)
+    index = GoldenIndex(goldens)
+
+    def match(
+        inv: Invocation, conversation: Sequence[Invocation]
+    ) -> tuple[GoldenTurn | None, Invocation | None, str | None]:
+        found = index.match(inv, conversation=conversation)
+        if found.outcome != "matched" or found.case is None or found.turn is None:
+            return None, None, found.reason or "no golden"
+        turn = GoldenTurn(
+            eval_set_id=found.case.eval_set_id, eval_id=found.case.eval_id, turn=found.turn
+        )
+        return turn, found.expected, None
+
+    results = score_conversations(conversations, criteria, match=match)
+    return ReplayResult(
+        invocations=results,
+        cases=summarize_cases(results, criteria),
+        criteria=criteria,
+        stats=stats,
+    )
+
+
+def _recorded_runs(path: str) -> list[Invocation]:
+    """The turns of an evalset of recorded actual runs, as invocations to score."""
+    golden_set = load_golden_file(path)
+    runs: list[Invocation] = []
+    for case in golden_set.cases:
+        runs.extend(case.turns)
+    return runs
+
+
+_STATUS = {
+    "passed": "PASSED",
+    "failed": "FAILED",
+    "not_evaluated": "NOT_EVALUATED",
+    "informational": "INFORMATIONAL",
+}
+
+
+def results_jsonl(result: ReplayResult) -> bytes:
+    """One JSON line per invocation: ids, golden, outcome, and every criterion's result."""
+    lines = []
+    for res in result.invocations:
+        inv = res.invocation
+        golden = (
+            {
+                "eval_set_id": res.golden.eval_set_id,
+                "eval_id": res.golden.eval_id,
+                "turn": res.golden.turn,
+            }
+            if res.golden
+            else None
+        )
+        record = {
+            "trace_id": inv.trace_id,
+            "conversation_id": inv.conversation_id,
+            "invocation_id": inv.invocation_id,
+            "agent": inv.agent,
+            "golden": golden,
+            "outcome": res.outcome,
+            "reason": res.reason,
+            "criteria": {
+                r.criterion: {
+                    "score": r.score,
+                    "status": _STATUS[r.status],
+                    "threshold": r.threshold,
+                    "reason": r.reason,
+                    "version": r.version,
+                }
+                for r in res.results
+            },
+        }
+        lines.append(orjson.dumps(record, default=str))
+    return b"".join(line + b"\n" for line in lines)

@@ -1,0 +1,144 @@
+"""Human and CI reports of a replay.
+
+A terminal summary in the spirit of ``adk eval``, per-invocation details on request, and
+JUnit XML for CI systems.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from xml.etree import ElementTree as ET
+
+from rich.console import Console
+from rich.table import Table
+
+from tracescore.criteria.base import EvalStatus
+from tracescore.replay import ReplayResult
+from tracescore.scoring import CaseResult, InvocationResult
+
+__all__ = ["junit_xml", "print_report"]
+
+_STYLE: dict[EvalStatus, str] = {
+    "passed": "green",
+    "failed": "bold red",
+    "not_evaluated": "yellow",
+    "informational": "cyan",
+}
+_LABEL: dict[EvalStatus, str] = {
+    "passed": "PASSED",
+    "failed": "FAILED",
+    "not_evaluated": "NOT_EVALUATED",
+    "informational": "INFORMATIONAL",
+}
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}".rstrip("0").rstrip(".") or "0"
+
+
+def _status(status: EvalStatus) -> str:
+    return f"[{_STYLE[status]}]{_LABEL[status]}[/]"
+
+
+def print_report(result: ReplayResult, console: Console, *, detailed: bool = False) -> None:
+    """Print the per-case summary (and, with ``detailed``, per-invocation rows)."""
+    for case in result.cases:
+        title = f"{case.eval_set_id}/{case.eval_id}" if case.eval_set_id else case.eval_id
+        if case.eval_set_id is None:
+            outcomes = {r.outcome for r in case.invocations}
+            title += " (not evaluable)" if outcomes == {"not_evaluable"} else " (no golden)"
+        console.print(f"[bold]{title}[/]: {_status(case.status)}", highlight=False)
+        table = Table(show_header=True, box=None, pad_edge=False)
+        for col in ("criterion", "status", "score", "threshold"):
+            table.add_column(col)
+        for crit in case.criteria:
+            table.add_row(
+                crit.criterion, _status(crit.status), _fmt(crit.score), _fmt(crit.threshold)
+            )
+        console.print(table)
+        if detailed:
+            _details(case, console)
+    _summary(result, console)
+
+
+def _details(case: CaseResult, console: Console) -> None:
+    for res in case.invocations:
+        inv, exp = res.invocation, res.expected
+        console.print(
+            f"  turn {res.golden.turn if res.golden else '-'} · {res.outcome}", highlight=False
+        )
+        console.print(f"    prompt:   {inv.user_content!r}", highlight=False, markup=False)
+        console.print(
+            f"    response: {inv.final_response!r}"
+            + (f"\n    expected: {exp.final_response!r}" if exp else ""),
+            highlight=False,
+            markup=False,
+        )
+        actual_calls = [f"{c.name}({c.args!r})" for c in inv.tool_calls]
+        console.print(f"    tools:    {actual_calls}", highlight=False, markup=False)
+        if exp:
+            expected_calls = [f"{c.name}({c.args!r})" for c in exp.tool_calls]
+            console.print(f"    expected: {expected_calls}", highlight=False, markup=False)
+        for r in res.results:
+            why = f" ({r.reason})" if r.reason else ""
+            console.print(
+                f"    {r.criterion}: {_status(r.status)} {_fmt(r.score)}{why}", highlight=False
+            )
+
+
+def _summary(result: ReplayResult, console: Console) -> None:
+    cases = Counter(c.status for c in result.cases)
+    outcomes = Counter(r.outcome for r in result.invocations)
+    console.print(
+        f"cases: {cases['passed']} passed, {cases['failed']} failed, "
+        f"{cases['not_evaluated']} not evaluated · invocations: {outcomes['scored']} scored, "
+        f"{outcomes['no_golden']} without golden, {outcomes['not_evaluable']} not evaluable",
+        highlight=False,
+    )
+
+
+def _failure_message(case: CaseResult, agent: str) -> str:
+    # ADK's failure message shape (REFERENCE §3).
+    return "\n".join(
+        f"{c.criterion} for {agent} Failed. Expected {c.threshold}, but got {c.score}."
+        for c in case.criteria
+        if c.status == "failed"
+    )
+
+
+def junit_xml(result: ReplayResult) -> bytes:
+    """JUnit XML: a test suite per eval set, a test case per case; not evaluated = skipped."""
+    suites = ET.Element("testsuites", name="tracescore")
+    by_set: dict[str, list[CaseResult]] = {}
+    for case in result.cases:
+        by_set.setdefault(case.eval_set_id or "no-golden", []).append(case)
+    for set_id, cases in by_set.items():
+        counts = Counter(c.status for c in cases)
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=set_id,
+            tests=str(len(cases)),
+            failures=str(counts["failed"]),
+            skipped=str(counts["not_evaluated"]),
+        )
+        for case in cases:
+            node = ET.SubElement(suite, "testcase", classname=set_id, name=case.eval_id)
+            agent = _agent(case.invocations)
+            if case.status == "failed":
+                message = _failure_message(case, agent)
+                ET.SubElement(node, "failure", message=message.split("\n")[0]).text = message
+            elif case.status == "not_evaluated":
+                reasons = {r.reason for inv in case.invocations for r in inv.results if r.reason}
+                ET.SubElement(
+                    node, "skipped", message="; ".join(sorted(reasons)) or "not evaluated"
+                )
+    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+    return xml
+
+
+def _agent(invocations: tuple[InvocationResult, ...]) -> str:
+    for res in invocations:
+        if res.invocation.agent:
+            return res.invocation.agent
+    return "agent"
