@@ -131,3 +131,26 @@ def test_unreadable_and_invalid_json(tmp_path: Path) -> None:
     bad.write_text('{"criteria": ')
     with pytest.raises(ConfigError, match=r"bad\.json: invalid JSON"):
         load_eval_config(bad)
+
+
+def test_a_users_own_criterion_is_named_in_the_config_like_a_builtin() -> None:
+    from dataclasses import dataclass
+
+    from tracescore.criteria import Criterion, EvalContext, Score, register_criterion
+
+    @register_criterion()
+    @dataclass(frozen=True, kw_only=True)
+    class Politeness(Criterion):
+        name = "politeness_for_config_test"
+        threshold: float | None = 1.0
+        keywords: tuple[str, ...] = ("please",)
+
+        def score(self, ctx: EvalContext) -> Score:
+            text = (ctx.actual.final_response or "").lower()
+            return Score(value=float(any(k in text for k in self.keywords)))
+
+    [crit] = criteria_from_config(
+        {"criteria": {"politeness_for_config_test": {"threshold": 0.5, "keywords": ["thanks"]}}},
+        source="x.json",
+    )
+    assert crit == Politeness(threshold=0.5, keywords=("thanks",))
