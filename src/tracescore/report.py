@@ -48,6 +48,8 @@ def print_report(result: ReplayResult, console: Console, *, detailed: bool = Fal
             outcomes = {r.outcome for r in case.invocations}
             title += " (not evaluable)" if outcomes == {"not_evaluable"} else " (no golden)"
         console.print(f"[bold]{title}[/]: {_status(case.status)}", highlight=False)
+        for reason in sorted({r.reason for r in case.invocations if r.reason}):
+            console.print(f"  why: {reason}", highlight=False, markup=False)
         table = Table(show_header=True, box=None, pad_edge=False)
         for col in ("criterion", "status", "score", "threshold"):
             table.add_column(col)
