@@ -154,3 +154,22 @@ def test_a_users_own_criterion_is_named_in_the_config_like_a_builtin() -> None:
         source="x.json",
     )
     assert crit == Politeness(threshold=0.5, keywords=("thanks",))
+
+
+def test_agentflow_response_match_score_is_ambiguous_and_says_why() -> None:
+    config = {
+        "criteria": {
+            "tool_trajectory_avg_score": {"threshold": 1.0, "check_args": True},
+            "response_match_score": {"threshold": 0.7},
+        },
+        "max_concurrency": 4,
+    }
+    with pytest.raises(ConfigError) as err:
+        criteria_from_config(config, source="agentflow.json")
+    text = str(err.value)
+    assert "agentflow.json: criteria.response_match_score: ambiguous" in text
+    assert "final_response_match_v2" in text
+    assert "rouge_match" in text
+    # In an ADK config the same name is ROUGE-1, as in ADK.
+    [crit] = criteria_from_config({"criteria": {"response_match_score": 0.7}}, source="adk.json")
+    assert crit.name == "response_match_score"

@@ -22,6 +22,7 @@ import orjson
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from tracescore.criteria import Criterion, criterion_class
+from tracescore.criteria.registry import NAME_CLASHES
 from tracescore.criteria.trajectory_match import parse_match_type
 from tracescore.exceptions import ConfigError
 
@@ -68,6 +69,10 @@ class _EvalConfig(BaseModel):
     criteria: dict[str, Any] = Field(default_factory=dict)
     user_simulator_config: dict[str, Any] | None = _alias("user_simulator_config")
     custom_metrics: dict[str, Any] | None = _alias("custom_metrics")
+    # AgentFlow's EvalConfig options (run-time knobs; accepted so its configs load).
+    parallel: bool | None = None
+    max_concurrency: int | None = _alias("max_concurrency")
+    timeout: float | None = None
 
 
 def load_eval_config(path: str | Path | None) -> list[Criterion]:
@@ -102,9 +107,16 @@ def criteria_from_config(data: object, *, source: str) -> list[Criterion]:
         config = _EvalConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{source}: {_first_error(exc)}") from None
+    agentflow = _looks_like_agentflow(config)
     out: list[Criterion] = []
     for name, entry in config.criteria.items():
         key = f"criteria.{name}"
+        if agentflow and name in NAME_CLASHES:
+            raise ConfigError(
+                f"{source}: {key}: ambiguous in an AgentFlow-style config: "
+                f"{NAME_CLASHES[name]}; write final_response_match_v2 for the LLM match "
+                "or rouge_match for ROUGE-1"
+            )
         try:
             cls = criterion_class(name)
         except ConfigError as exc:
@@ -114,6 +126,21 @@ def criteria_from_config(data: object, *, source: str) -> list[Criterion]:
             continue
         out.append(_build(cls, options, source=source, key=key))
     return out
+
+
+_AGENTFLOW_KEYS: Final = frozenset({"check_args", "checkArgs", "enabled", "keywords"})
+
+
+def _looks_like_agentflow(config: _EvalConfig) -> bool:
+    """AgentFlow's spellings (``check_args``, ``enabled``, run options) mark its configs."""
+    if config.parallel is not None or config.max_concurrency is not None:
+        return True
+    if config.timeout is not None:
+        return True
+    return any(
+        isinstance(entry, dict) and not _AGENTFLOW_KEYS.isdisjoint(entry)
+        for entry in config.criteria.values()
+    )
 
 
 def _options(entry: object, *, source: str, key: str) -> _CriterionOptions:
