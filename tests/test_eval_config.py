@@ -86,8 +86,8 @@ def test_agentflow_spellings() -> None:
         ),
         (
             {"criteria": {"tool_call_count_v1": 1.0}},
-            "cfg.json: criteria.tool_call_count_v1.threshold: tool_call_count_v1 is "
-            "informational and takes no threshold",
+            "cfg.json: criteria.tool_call_count_v1: tool_call_count_v1 is informational: "
+            "it is reported on every replay; remove it from criteria",
         ),
         (
             {"criteria": {"response_match_score": {"match_type": "EXACT"}}},
@@ -119,9 +119,27 @@ def test_mistakes_name_file_and_key(tmp_path: Path, data: object, message: str) 
     assert message in text
 
 
-def test_informational_criteria_take_no_threshold_object() -> None:
-    [crit] = criteria_from_config({"criteria": {"token_usage_v1": {}}}, source="x")
-    assert crit.informational
+def test_informational_criteria_are_reported_on_every_replay_not_configured() -> None:
+    from tracescore.criteria import informational_criteria
+
+    names = [c.name for c in informational_criteria()]
+    assert names == [
+        "inference_call_count_v1",
+        "invocation_duration_v1",
+        "token_usage_v1",
+        "tool_call_count_v1",
+    ]
+    with pytest.raises(ConfigError, match="remove it from criteria"):
+        criteria_from_config({"criteria": {"token_usage_v1": {}}}, source="x")
+
+
+def test_the_example_config_is_a_valid_adk_config() -> None:
+    path = Path(__file__).resolve().parent.parent / "examples" / "eval_config.json"
+    AdkEvalConfig.model_validate_json(path.read_bytes())
+    assert [c.name for c in load_eval_config(path)] == [
+        "tool_trajectory_avg_score",
+        "response_match_score",
+    ]
 
 
 def test_unreadable_and_invalid_json(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tracescore import __version__
 from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
+from tracescore.criteria import informational_criteria
 from tracescore.eval_config import load_eval_config
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
@@ -344,7 +345,7 @@ def replay_command(
     err = _stderr()
     reporter = _Reporter(err, quiet=True)
     try:
-        criteria = load_eval_config(config_path)
+        criteria = [*load_eval_config(config_path), *informational_criteria()]
         golden_sets = load_goldens(list(goldens)) if goldens else []
         with bulk_gc():
             result = replay(

@@ -6,6 +6,8 @@ object carries ``threshold`` and criterion options in snake or camel case
 spellings are accepted where they are unambiguous: ``check_args`` (the inverse of
 ``ignore_args``), ``enabled: false`` (criterion skipped), ``keywords``. No config means
 ADK's defaults: ``tool_trajectory_avg_score`` at 1.0 and ``response_match_score`` at 0.8.
+ADK's informational efficiency metrics do not belong in ``criteria`` (ADK refuses them
+there): they are reported on every replay.
 
 Every mistake is a :class:`~tracescore.exceptions.ConfigError` naming the file, the key
 and what is allowed; an unknown criterion lists the known ones and the closest match.
@@ -158,11 +160,14 @@ def _options(entry: object, *, source: str, key: str) -> _CriterionOptions:
 def _build(cls: type[Criterion], options: _CriterionOptions, *, source: str, key: str) -> Criterion:
     fields = {f.name for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
-    if options.threshold is not None and cls.informational:
+    if cls.informational:
+        # ADK refuses these in ``criteria``: they never pass or fail and are reported
+        # on every eval anyway (as every replay reports them here).
         raise ConfigError(
-            f"{source}: {key}.threshold: {cls.name} is informational and takes no threshold"
+            f"{source}: {key}: {cls.name} is informational: it is reported on every replay;"
+            " remove it from criteria (ADK refuses it there too)"
         )
-    if options.threshold is None and not cls.informational:
+    if options.threshold is None:
         raise ConfigError(f"{source}: {key}: a threshold is required")
     if options.threshold is not None:
         kwargs["threshold"] = options.threshold

@@ -10,7 +10,12 @@ from tracescore.criteria.base import (
     combine_statuses,
     status_for,
 )
-from tracescore.criteria.registry import criterion_class, known_criteria, register_criterion
+from tracescore.criteria.registry import (
+    criterion_class,
+    informational_criteria,
+    known_criteria,
+    register_criterion,
+)
 
 __all__ = [
     "Criterion",
@@ -21,6 +26,7 @@ __all__ = [
     "combine_statuses",
     "criterion_class",
     "efficiency",
+    "informational_criteria",
     "known_criteria",
     "register_criterion",
     "status_for",

@@ -14,7 +14,12 @@ from typing import Final, TypeVar
 from tracescore.criteria.base import Criterion
 from tracescore.exceptions import ConfigError
 
-__all__ = ["criterion_class", "known_criteria", "register_criterion"]
+__all__ = [
+    "criterion_class",
+    "informational_criteria",
+    "known_criteria",
+    "register_criterion",
+]
 
 C = TypeVar("C", bound=type[Criterion])
 
@@ -73,3 +78,8 @@ def criterion_class(name: str) -> type[Criterion]:
     raise ConfigError(
         f"unknown criterion {name!r}.{hint} Known criteria: {', '.join(known_criteria())}"
     )
+
+
+def informational_criteria() -> list[Criterion]:
+    """One instance of every informational criterion, reported on every replay as ADK does."""
+    return [cls() for name, cls in sorted(_CRITERIA.items()) if cls.informational]
