@@ -122,3 +122,55 @@ class FakeOpenAI:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+# The weather scenario both real-instrumentation tests script: chat 1 answers with text
+# and a ``get_weather`` call, chat 2 with the final answer.
+SYSTEM = "Answer weather questions."
+USER = "Weather in Paris?"
+THINKING = "Let me check the weather in Paris."
+FINAL = "It is 21C and sunny in Paris."
+CALL_ID = "call_Xy12"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+
+
+def get_weather(city: str) -> str:
+    return f"21C and sunny in {city}"
+
+
+def script() -> list[dict[str, Any]]:
+    """Chat 1: text plus a ``get_weather`` tool call; chat 2: the final answer."""
+    call = {
+        "id": CALL_ID,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})},
+    }
+    return [
+        completion(
+            {"role": "assistant", "content": THINKING, "tool_calls": [call]},
+            finish_reason="tool_calls",
+            prompt_tokens=50,
+            completion_tokens=12,
+            response_id="chatcmpl-1",
+        ),
+        completion(
+            {"role": "assistant", "content": FINAL},
+            finish_reason="stop",
+            prompt_tokens=80,
+            completion_tokens=9,
+            response_id="chatcmpl-2",
+        ),
+    ]

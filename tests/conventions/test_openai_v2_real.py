@@ -41,7 +41,18 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from fake_openai import MODEL, FakeOpenAI, completion
+from fake_openai import (
+    CALL_ID,
+    FINAL,
+    MODEL,
+    SYSTEM,
+    THINKING,
+    TOOLS,
+    USER,
+    FakeOpenAI,
+    get_weather,
+    script,
+)
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.model import AgentText, Invocation, TokenUsage
 from tracescore.trajectory import build_invocations
@@ -52,54 +63,6 @@ DETAILS = "gen_ai.client.inference.operation.details"
 
 AGENT = "weather_agent"
 CONVERSATION = "conv-42"
-SYSTEM = "Answer weather questions."
-USER = "Weather in Paris?"
-THINKING = "Let me check the weather in Paris."
-FINAL = "It is 21C and sunny in Paris."
-CALL_ID = "call_Xy12"
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Current weather for a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
-
-
-def get_weather(city: str) -> str:
-    return f"21C and sunny in {city}"
-
-
-def script() -> list[dict[str, Any]]:
-    """Chat 1: text plus a ``get_weather`` tool call; chat 2: the final answer."""
-    call = {
-        "id": CALL_ID,
-        "type": "function",
-        "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})},
-    }
-    return [
-        completion(
-            {"role": "assistant", "content": THINKING, "tool_calls": [call]},
-            finish_reason="tool_calls",
-            prompt_tokens=50,
-            completion_tokens=12,
-            response_id="chatcmpl-1",
-        ),
-        completion(
-            {"role": "assistant", "content": FINAL},
-            finish_reason="stop",
-            prompt_tokens=80,
-            completion_tokens=9,
-            response_id="chatcmpl-2",
-        ),
-    ]
 
 
 @dataclass
