@@ -23,8 +23,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tracescore import __version__
 from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
-from tracescore.criteria import informational_criteria
-from tracescore.eval_config import load_eval_config
+from tracescore.criteria import Criterion, informational_criteria
+from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
@@ -36,6 +36,7 @@ from tracescore.model import Invocation, group_conversations
 from tracescore.parallel import Part, plan_parts, write_jsonl_parallel
 from tracescore.replay import replay, results_jsonl
 from tracescore.report import junit_xml, print_report
+from tracescore.settings import load_settings
 
 __all__ = ["main"]
 
@@ -56,11 +57,28 @@ def _stderr() -> Console:
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
     help="Verbosity of tracescore's own log on stderr.",
 )
-def main(log_level: str) -> None:
+@click.option(
+    "--settings",
+    "settings_path",
+    default=None,
+    help="Settings file (TOML or YAML) with defaults for every command; "
+    "flags and TRACESCORE_* variables override it.",
+)
+@click.pass_context
+def main(ctx: click.Context, log_level: str, settings_path: str | None) -> None:
     """Score LLM agents from their OpenTelemetry traces."""
     logging.basicConfig(
         level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    if settings_path is None:
+        return
+    try:
+        settings = load_settings(settings_path)
+    except TracescoreError as exc:
+        _stderr().print(f"error: {exc}", markup=False)
+        ctx.exit(2)
+    ctx.default_map = settings.default_map()
+    ctx.obj = (settings_path, settings)
 
 
 def _format_for(output: str, fmt: str | None) -> str:
@@ -326,7 +344,9 @@ def _default_set_id(output: str) -> str:
 )
 @click.option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="No report on stdout.")
+@click.pass_context
 def replay_command(
+    ctx: click.Context,
     paths: tuple[str, ...],
     config_path: str | None,
     goldens: tuple[str, ...],
@@ -345,7 +365,7 @@ def replay_command(
     err = _stderr()
     reporter = _Reporter(err, quiet=True)
     try:
-        criteria = [*load_eval_config(config_path), *informational_criteria()]
+        criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
         golden_sets = load_goldens(list(goldens)) if goldens else []
         with bulk_gc():
             result = replay(
@@ -371,6 +391,16 @@ def replay_command(
     if result.stats.bad_records:
         err.print(f"bad records: {result.stats.bad_records} (skipped)", markup=False)
     raise SystemExit(1 if result.failed else 0)
+
+
+def _configured_criteria(ctx: click.Context, config_path: str | None) -> list[Criterion]:
+    """``--config``, else criteria embedded in the settings file, else ADK's defaults."""
+    if config_path is None and isinstance(ctx.obj, tuple):
+        source, settings = ctx.obj
+        if settings.replay.criteria is not None:
+            data = {"criteria": settings.replay.criteria}
+            return criteria_from_config(data, source=f"{source}: replay")
+    return load_eval_config(config_path)
 
 
 def _write_file(path: str, data: bytes) -> None:

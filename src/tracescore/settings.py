@@ -1,0 +1,159 @@
+"""tracescore's own settings file (TOML or YAML), feeding every command's defaults.
+
+One file holds what would otherwise be repeated flags: goldens, the ADK criteria (embedded
+or a path to an ``eval_config.json``), outputs, the idle window. Precedence is
+argument > environment (``TRACESCORE_<COMMAND>_<OPTION>``) > file > built-in default: the
+CLI hands the file's values to click as its ``default_map``, which click ranks below the
+command line and the environment.
+
+Example (``tracescore.toml``)::
+
+    [replay]
+    goldens = ["goldens/"]
+    eval_config = "eval_config.json"      # or an embedded table:
+    # criteria = { response_match_score = 0.8 }
+    output = "results.jsonl"
+
+    [import]
+    idle_records = 50000
+
+Paths are relative to the settings file. Mistakes name the file, the key and what is
+allowed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from tracescore.exceptions import ConfigError
+
+__all__ = ["ImportSettings", "ReplaySettings", "Settings", "load_settings"]
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ImportSettings(_Section):
+    """Defaults of ``tracescore import``."""
+
+    output: str | None = None
+    format: str | None = None
+    eval_set_id: str | None = None
+    idle_records: int | None = None
+    jobs: int | None = None
+    strict: bool | None = None
+
+
+class ReplaySettings(_Section):
+    """Defaults of ``tracescore replay``; ``criteria`` embeds an ADK ``criteria`` table."""
+
+    goldens: list[str] | None = None
+    eval_config: str | None = None
+    criteria: dict[str, Any] | None = None
+    output: str | None = None
+    junit: str | None = None
+    detailed: bool | None = None
+    idle_records: int | None = None
+    strict: bool | None = None
+
+
+class Settings(_Section):
+    """The whole settings file."""
+
+    import_: ImportSettings = ImportSettings()
+    replay: ReplaySettings = ReplaySettings()
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def default_map(self) -> dict[str, dict[str, Any]]:
+        """Per-command defaults for click (only what the file sets)."""
+        replay = self.replay.model_dump(exclude_none=True, exclude={"eval_config", "criteria"})
+        if self.replay.eval_config is not None:
+            replay["config_path"] = self.replay.eval_config
+        imp = self.import_.model_dump(exclude_none=True)
+        if "format" in imp:
+            imp["fmt"] = imp.pop("format")  # the import command's parameter name
+        return {"import": imp, "replay": replay}
+
+
+def _parse(path: Path) -> object:
+    data = path.read_bytes()
+    if path.suffix.lower() == ".toml":
+        try:
+            return tomllib.loads(data.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml  # noqa: PLC0415 - only YAML settings need it
+
+        try:
+            return yaml.safe_load(data) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+    raise ConfigError(f"{path}: settings must be .toml, .yaml or .yml")
+
+
+def load_settings(path: str | Path) -> Settings:
+    """Read and validate a settings file; relative paths become relative to it.
+
+    Raises:
+        ConfigError: unreadable, unparsable, or a key that is unknown or of the wrong type.
+
+    """
+    file = Path(path)
+    try:
+        raw = _parse(file)
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{file}: expected a table of sections (import, replay)")
+    if "import" in raw:
+        raw["import_"] = raw.pop("import")
+    try:
+        settings = Settings.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join("import" if p == "import_" else str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            section = loc.split(".")[0]
+            sections: dict[str, type[_Section]] = {
+                "import": ImportSettings,
+                "replay": ReplaySettings,
+            }
+            model = sections.get(section)
+            allowed = sorted(model.model_fields) if model else ["import", "replay"]
+            raise ConfigError(
+                f"{file}: {loc}: unknown key (allowed: {', '.join(allowed)})"
+            ) from None
+        raise ConfigError(f"{file}: {loc}: {err['msg']}") from None
+    return _relative_to(settings, file.parent)
+
+
+def _relative_to(settings: Settings, base: Path) -> Settings:
+    def fix(value: str | None) -> str | None:
+        if value is None or value == "-" or Path(value).is_absolute():
+            return value
+        return str(base / value)
+
+    replay = settings.replay.model_copy(
+        update={
+            "goldens": [fix(g) or g for g in settings.replay.goldens]
+            if settings.replay.goldens
+            else None,
+            "eval_config": fix(settings.replay.eval_config),
+            "output": fix(settings.replay.output),
+            "junit": fix(settings.replay.junit),
+        }
+    )
+    imp = settings.import_.model_copy(update={"output": fix(settings.import_.output)})
+    return settings.model_copy(update={"replay": replay, "import_": imp})
