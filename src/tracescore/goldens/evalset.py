@@ -24,7 +24,6 @@ JSON location and what is allowed there.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from tracescore.conventions.messages import JsonValue
@@ -264,9 +264,14 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
         ConfigError: Invalid JSON (with line and column) or a document ADK would reject.
 
     """
+    if isinstance(text, bytes):
+        try:
+            text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = orjson.loads(text)  # large golden sets: several times faster than json
+    except orjson.JSONDecodeError as exc:
         raise ConfigError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})") from None
