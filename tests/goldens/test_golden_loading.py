@@ -446,9 +446,7 @@ def test_validation_errors_name_file_and_location(tmp_path: Path, doc: Any, expe
 def test_bad_json_reports_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "broken.evalset.json"
     path.write_text('{"eval_set_id": "s",\n  "eval_cases": [,]}\n')
-    with pytest.raises(
-        ConfigError, match=r"broken\.evalset\.json:2:18: invalid JSON: "
-    ):
+    with pytest.raises(ConfigError, match=r"broken\.evalset\.json:2:18: invalid JSON: "):
         load_golden_file(str(path))
 
 
