@@ -81,6 +81,17 @@ def main(ctx: click.Context, log_level: str, settings_path: str | None) -> None:
     ctx.obj = (settings_path, settings)
 
 
+#: Shared by the commands that assemble traces from files.
+_idle_records_option = click.option(
+    "--idle-records",
+    type=click.IntRange(min=1),
+    default=DEFAULT_IDLE_RECORDS,
+    show_default=True,
+    help="Records without news of a trace (root seen) before it counts as complete. "
+    "Raise it when the summary reports late records.",
+)
+
+
 def _format_for(output: str, fmt: str | None) -> str:
     if fmt:
         return fmt
@@ -189,14 +200,7 @@ def _open_output(output: str) -> tuple[IO[bytes], str | None]:
     "Default: evalset when OUTPUT ends in .json, else jsonl.",
 )
 @click.option("--eval-set-id", default=None, help="eval_set_id of the written evalset.")
-@click.option(
-    "--idle-records",
-    type=click.IntRange(min=1),
-    default=DEFAULT_IDLE_RECORDS,
-    show_default=True,
-    help="Records without news of a trace (root seen) before it counts as complete. "
-    "Raise it when the summary reports late records.",
-)
+@_idle_records_option
 @click.option(
     "-j",
     "--jobs",
@@ -335,13 +339,7 @@ def _default_set_id(output: str) -> str:
 @click.option("--output", default=None, help="Write one JSON line per invocation here.")
 @click.option("--junit", default=None, help="Write a JUnit XML report here.")
 @click.option("--detailed", is_flag=True, help="Per-invocation rows in the report.")
-@click.option(
-    "--idle-records",
-    type=click.IntRange(min=1),
-    default=DEFAULT_IDLE_RECORDS,
-    show_default=True,
-    help="Records without news of a trace (root seen) before it counts as complete.",
-)
+@_idle_records_option
 @click.option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="No report on stdout.")
 @click.pass_context

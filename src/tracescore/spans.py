@@ -92,20 +92,6 @@ class SpanRecord:
     scope: str | None = None
     origin: Origin | None = None
 
-    def attr(self, key: str) -> AttrValue:
-        """The span attribute ``key``, falling back to the resource attribute, else None."""
-        value = self.attributes.get(key)
-        if value is None:
-            value = self.resource.get(key)
-        return value
-
-    def str_attr(self, key: str) -> str | None:
-        """The attribute ``key`` when it is a non-empty string (span, then resource)."""
-        value = self.attr(key)
-        if isinstance(value, str) and value:
-            return value
-        return None
-
 
 @dataclass(slots=True, kw_only=True)
 class LogRecord:

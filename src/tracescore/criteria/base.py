@@ -30,7 +30,6 @@ from tracescore.conventions.messages import JsonValue
 from tracescore.model import Invocation
 
 __all__ = [
-    "ADK_STATUS_CODES",
     "NO_GOLDEN",
     "Criterion",
     "CriterionResult",
@@ -44,13 +43,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 EvalStatus = Literal["passed", "failed", "not_evaluated", "informational"]
-#: ADK's integer values of its ``EvalStatus`` enum, for output that mirrors ADK's.
-ADK_STATUS_CODES: Final[Mapping[EvalStatus, int]] = {
-    "passed": 1,
-    "failed": 2,
-    "not_evaluated": 3,
-    "informational": 4,
-}
 NO_GOLDEN: Final = "no golden"
 
 
