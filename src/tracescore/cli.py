@@ -12,12 +12,13 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Final
 
 import click
 import orjson
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -26,16 +27,17 @@ from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
 from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.evalset import conversations_to_evalset
-from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
+from tracescore.exceptions import ConfigError, InputError, TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.goldens import load_goldens
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
+from tracescore.judge.config import JudgeSettings, build_judge
 from tracescore.model import Invocation, group_conversations
 from tracescore.parallel import Part, plan_parts, write_jsonl_parallel
 from tracescore.replay import replay, results_jsonl
-from tracescore.report import junit_xml, print_report
+from tracescore.report import junit_xml, print_judge_usage, print_report
 from tracescore.settings import load_settings
 
 __all__ = ["main"]
@@ -342,6 +344,28 @@ def _default_set_id(output: str) -> str:
 @_idle_records_option
 @click.option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="No report on stdout.")
+@click.option(
+    "--judge-backend",
+    type=click.Choice(["gemini", "openai"]),
+    default=None,
+    help="Judge provider for LLM-judged criteria (default: settings [judge], else gemini).",
+)
+@click.option("--judge-model", default=None, help="Default judge model (gemini-2.5-flash).")
+@click.option("--judge-base-url", default=None, help="Judge endpoint (required for openai).")
+@click.option(
+    "--judge-cache",
+    default=None,
+    help="SQLite file caching judge replies: a re-run pays nothing twice.",
+)
+@click.option(
+    "--judge-concurrency", type=click.IntRange(min=1), default=None, help="Judge calls in flight."
+)
+@click.option(
+    "--judge-budget-usd",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Daily judge spend cap; beyond it criteria are NOT_EVALUATED 'budget exhausted'.",
+)
 @click.pass_context
 def replay_command(
     ctx: click.Context,
@@ -354,6 +378,12 @@ def replay_command(
     idle_records: int,
     strict: bool,
     quiet: bool,
+    judge_backend: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    judge_cache: str | None,
+    judge_concurrency: int | None,
+    judge_budget_usd: float | None,
 ) -> None:
     """Score exported traces (or evalsets of recorded runs) against goldens, like adk eval.
 
@@ -365,6 +395,17 @@ def replay_command(
     try:
         criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
         golden_sets = load_goldens(list(goldens)) if goldens else []
+        judge = None
+        if any(c.judged for c in criteria):
+            overrides = {
+                "backend": judge_backend,
+                "model": judge_model,
+                "base_url": judge_base_url,
+                "cache": judge_cache,
+                "concurrency": judge_concurrency,
+                "daily_budget_usd": judge_budget_usd,
+            }
+            judge = build_judge(_judge_settings(ctx, overrides))
         with bulk_gc():
             result = replay(
                 paths,
@@ -373,6 +414,7 @@ def replay_command(
                 strict=strict,
                 idle_records=idle_records,
                 on_error=reporter.error,
+                judge=judge,
             )
         if output:
             _write_file(output, results_jsonl(result))
@@ -386,9 +428,22 @@ def replay_command(
         raise SystemExit(2) from None
     if not quiet:
         print_report(result, Console(highlight=False), detailed=detailed)
+        if judge is not None:
+            print_judge_usage(judge, Console(highlight=False))
     if result.stats.bad_records:
         err.print(f"bad records: {result.stats.bad_records} (skipped)", markup=False)
     raise SystemExit(1 if result.failed else 0)
+
+
+def _judge_settings(ctx: click.Context, overrides: Mapping[str, object]) -> JudgeSettings:
+    """Settings file's ``[judge]`` with the given flags (or their env vars) on top."""
+    base = ctx.obj[1].judge if isinstance(ctx.obj, tuple) else JudgeSettings()
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return JudgeSettings.model_validate({**base.model_dump(), **given})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"judge.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
 def _configured_criteria(ctx: click.Context, config_path: str | None) -> list[Criterion]:

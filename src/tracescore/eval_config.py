@@ -24,6 +24,7 @@ import orjson
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from tracescore.criteria import Criterion, criterion_class
+from tracescore.criteria.judged import JudgeModelOptions
 from tracescore.criteria.registry import NAME_CLASHES
 from tracescore.criteria.trajectory_match import parse_match_type
 from tracescore.exceptions import ConfigError
@@ -189,10 +190,18 @@ def _build(cls: type[Criterion], options: _CriterionOptions, *, source: str, key
                 value = parse_match_type(raw)
             except ValueError as exc:
                 raise ConfigError(f"{source}: {key}.match_type: {exc}") from None
-        elif option == "keywords":
+        elif option in {"keywords", "rubrics"}:
             value = tuple(raw)
+        elif option == "judge_model_options":
+            try:
+                value = JudgeModelOptions.parse(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{source}: {key}.judge_model_options.{exc}") from None
         kwargs[option] = value
-    return cls(**kwargs)
+    try:
+        return cls(**kwargs)
+    except ValueError as exc:  # a criterion's own validation (rubrics, ...)
+        raise ConfigError(f"{source}: {key}: {exc}") from None
 
 
 def _first_error(exc: ValidationError) -> str:

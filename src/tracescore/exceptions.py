@@ -4,8 +4,19 @@
 TracescoreError                 base of everything raised on purpose
 ├── ConfigError                 a user mistake in settings, flags or a config file
 ├── InputError                  input that cannot be read at all (missing path, unreadable file)
-└── TraceFormatError            one bad record: where it is (path, line, span) and what is wrong
+├── TraceFormatError            one bad record: where it is (path, line, span) and what is wrong
+└── JudgeError                  one judge call did not give a usable verdict; ``reason`` says why
+    ├── JudgeTimeout            no reply within the per-call timeout ("judge timeout")
+    ├── JudgeHTTPError          the judge answered with an HTTP error ("judge error 500")
+    ├── JudgeConnectionError    refused, reset, half-written reply ("judge connection error")
+    ├── JudgeBlocked            the judge's safety filter blocked the prompt or reply
+    ├── JudgeEmptyReply         no candidate / no text in the reply ("empty reply")
+    ├── JudgeUnparsableReply    the reply is not JSON of the requested schema ("unparsable reply")
+    ├── JudgeUnavailable        the circuit breaker is open: not called ("judge unavailable")
+    └── BudgetExhausted         the daily spend cap is reached: not called ("budget exhausted")
 ```
+
+A ``JudgeError`` never escapes a criterion: it becomes NOT_EVALUATED with its ``reason``.
 
 The CLI turns each of them into one line on stderr and an exit code; a traceback is
 only ever shown for a bug in tracescore itself.
@@ -13,7 +24,21 @@ only ever shown for a bug in tracescore itself.
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InputError", "TraceFormatError", "TracescoreError"]
+__all__ = [
+    "BudgetExhausted",
+    "ConfigError",
+    "InputError",
+    "JudgeBlocked",
+    "JudgeConnectionError",
+    "JudgeEmptyReply",
+    "JudgeError",
+    "JudgeHTTPError",
+    "JudgeTimeout",
+    "JudgeUnavailable",
+    "JudgeUnparsableReply",
+    "TraceFormatError",
+    "TracescoreError",
+]
 
 
 class TracescoreError(Exception):
@@ -74,3 +99,85 @@ def _rebuild_format_error(
     detail: str, path: str | None, line: int | None, span_id: str | None
 ) -> TraceFormatError:
     return TraceFormatError(detail, path=path, line=line, span_id=span_id)
+
+
+class JudgeError(TracescoreError):
+    """A judge call gave no usable verdict.
+
+    Attributes:
+        reason: Short, bounded text used as the NOT_EVALUATED reason and as a metric
+            label value (``judge timeout``, ``judge error 429``, ...).
+        retryable: Whether trying again later may succeed (timeouts, 429, 5xx, resets).
+
+    """
+
+    default_reason = "judge error"
+    retryable = False
+
+    def __init__(self, message: str = "", *, reason: str | None = None) -> None:
+        self.reason = reason or self.default_reason
+        super().__init__(message or self.reason)
+
+
+class JudgeTimeout(JudgeError):
+    """No reply within the per-call timeout."""
+
+    default_reason = "judge timeout"
+    retryable = True
+
+
+class JudgeHTTPError(JudgeError):
+    """The judge answered with an HTTP error status.
+
+    Attributes:
+        status: The HTTP status code.
+        retry_after: Seconds the server asked us to wait (``Retry-After``), if it did.
+
+    """
+
+    def __init__(self, status: int, message: str = "", *, retry_after: float | None = None) -> None:
+        self.status = status
+        self.retry_after = retry_after
+        super().__init__(message or f"HTTP {status}", reason=f"judge error {status}")
+
+    @property
+    def retryable(self) -> bool:  # type: ignore[override]
+        """429, 408 and 5xx are worth retrying; other 4xx are our own mistake."""
+        return self.status in (408, 429) or self.status >= 500
+
+
+class JudgeConnectionError(JudgeError):
+    """The connection failed (refused, reset, half-written reply)."""
+
+    default_reason = "judge connection error"
+    retryable = True
+
+
+class JudgeBlocked(JudgeError):
+    """The judge's safety filter blocked the prompt or the reply."""
+
+    default_reason = "blocked by safety filter"
+
+
+class JudgeEmptyReply(JudgeError):
+    """The reply had no candidate or no text."""
+
+    default_reason = "empty reply"
+
+
+class JudgeUnparsableReply(JudgeError):
+    """The reply is not JSON, or not JSON of the requested schema."""
+
+    default_reason = "unparsable reply"
+
+
+class JudgeUnavailable(JudgeError):
+    """The circuit breaker is open: the judge is considered down and was not called."""
+
+    default_reason = "judge unavailable"
+
+
+class BudgetExhausted(JudgeError):
+    """The daily spend cap is reached: the judge was not called."""
+
+    default_reason = "budget exhausted"

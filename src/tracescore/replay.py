@@ -19,6 +19,7 @@ from tracescore.exceptions import TraceFormatError
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.goldens import GoldenIndex, GoldenSet, load_golden_file
 from tracescore.importer import ImportStats, invocations_from_batches
+from tracescore.judge.client import JudgeClient
 from tracescore.model import Invocation, group_conversations
 from tracescore.scoring import (
     CaseResult,
@@ -65,6 +66,7 @@ def replay(
     strict: bool = False,
     idle_records: int | None = None,
     on_error: Callable[[TraceFormatError], None] | None = None,
+    judge: JudgeClient | None = None,
 ) -> ReplayResult:
     """Score the invocations in ``paths`` with ``criteria`` against ``goldens``.
 
@@ -101,12 +103,18 @@ def replay(
         found = index.match(inv, conversation=conversation)
         if found.outcome != "matched" or found.case is None or found.turn is None:
             return None, None, found.reason or "no golden"
+        case = found.case
+        turn_rubrics = case.turn_rubrics[found.turn] if found.turn < len(case.turn_rubrics) else ()
         turn = GoldenTurn(
-            eval_set_id=found.case.eval_set_id, eval_id=found.case.eval_id, turn=found.turn
+            eval_set_id=case.eval_set_id,
+            eval_id=case.eval_id,
+            turn=found.turn,
+            rubrics=(*case.rubrics, *turn_rubrics),
+            scenario=case.scenario,
         )
         return turn, found.expected, None
 
-    results = score_conversations(conversations, criteria, match=match)
+    results = score_conversations(conversations, criteria, match=match, judge=judge)
     return ReplayResult(
         invocations=results,
         cases=summarize_cases(results, criteria),
@@ -161,6 +169,7 @@ def results_jsonl(result: ReplayResult) -> bytes:
                     "threshold": r.threshold,
                     "reason": r.reason,
                     "version": r.version,
+                    **({"details": r.details} if r.details else {}),
                 }
                 for r in res.results
             },

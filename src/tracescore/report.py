@@ -7,16 +7,19 @@ JUnit XML for CI systems.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
 from rich.table import Table
 
+from tracescore.conventions.messages import JsonValue
 from tracescore.criteria.base import EvalStatus
+from tracescore.judge.client import JudgeClient
 from tracescore.replay import ReplayResult
 from tracescore.scoring import CaseResult, InvocationResult
 
-__all__ = ["junit_xml", "print_report"]
+__all__ = ["junit_xml", "print_judge_usage", "print_report"]
 
 _STYLE: dict[EvalStatus, str] = {
     "passed": "green",
@@ -86,6 +89,61 @@ def _details(case: CaseResult, console: Console) -> None:
             console.print(
                 f"    {r.criterion}: {_status(r.status)} {_fmt(r.score)}{why}", highlight=False
             )
+            for line in _judge_lines(r.details):
+                console.print(f"      {line}", highlight=False, markup=False)
+
+
+def _clip(text: object, limit: int = 160) -> str:
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+    flat = " ".join(raw.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _judge_lines(details: Mapping[str, JsonValue]) -> list[str]:
+    """The judge's verdicts and rationales, one line each (rubrics, sentences, ...)."""
+    lines: list[str] = []
+    rubrics = details.get("rubrics")
+    if isinstance(rubrics, list):
+        for v in rubrics:
+            if isinstance(v, dict):
+                verdict = {True: "yes", False: "no"}.get(v.get("verdict") is True, "-")
+                if v.get("verdict") is None:
+                    verdict = "-"
+                lines.append(
+                    f"rubric {_clip(v.get('rubric_id'))}: {verdict}"
+                    f" — {_clip(v.get('rationale') or '')}"
+                )
+    dimensions = details.get("dimensions")
+    if isinstance(dimensions, dict):
+        for name, d in dimensions.items():
+            if isinstance(d, dict):
+                label = "safe" if d.get("score") == 1.0 else "UNSAFE"
+                lines.append(f"{name}: {label} — {_clip(d.get('rationale') or '')}")
+    responses = details.get("responses")
+    if isinstance(responses, list):
+        for resp in responses:
+            if not isinstance(resp, dict):
+                continue
+            if resp.get("error"):
+                lines.append(f"[{_clip(resp.get('author'))}] {_clip(resp.get('error'))}")
+            for sent in resp.get("sentences") or []:  # type: ignore[union-attr]
+                if isinstance(sent, dict):
+                    lines.append(f"[{_clip(sent.get('label'))}] {_clip(sent.get('sentence'), 100)}")
+    claims = details.get("claims")
+    if isinstance(claims, list):
+        lines.extend(
+            f"[{_clip(c.get('verdict'))}] {_clip(c.get('claim'), 100)}"
+            for c in claims
+            if isinstance(c, dict)
+        )
+    for key in ("votes", "ratings", "turn_votes", "stop_votes"):
+        votes = details.get(key)
+        if isinstance(votes, list) and votes:
+            lines.append(f"{key.replace('_', ' ')}: {', '.join(map(str, votes))}")
+    rationales = details.get("rationales")
+    if isinstance(rationales, list) and rationales:
+        lines.append(f"rationale: {_clip(rationales[0])}")
+    return lines
 
 
 def _summary(result: ReplayResult, console: Console) -> None:
@@ -94,9 +152,28 @@ def _summary(result: ReplayResult, console: Console) -> None:
     console.print(
         f"cases: {cases['passed']} passed, {cases['failed']} failed, "
         f"{cases['not_evaluated']} not evaluated · invocations: {outcomes['scored']} scored, "
-        f"{outcomes['no_golden']} without golden, {outcomes['not_evaluable']} not evaluable",
+        f"{outcomes['no_golden']} without golden, {outcomes['not_evaluable']} not evaluable"
+        + (f", {outcomes['judge_error']} judge errors" if outcomes["judge_error"] else ""),
         highlight=False,
     )
+
+
+def print_judge_usage(judge: JudgeClient, console: Console) -> None:
+    """One line of judge traffic, then tokens and estimated cost per criterion and model."""
+    stats = judge.stats
+    failed = {k: v for k, v in sorted(stats.outcomes.items()) if k != "ok"}
+    console.print(
+        f"judge: {stats.calls} calls, {stats.cache_hits} cached, {stats.retries} retries"
+        + (f" · failures: {', '.join(f'{k} {v}' for k, v in failed.items())}" if failed else ""),
+        highlight=False,
+    )
+    for row in judge.ledger.rows():
+        cost = "no price" if row.cost_usd is None else f"${row.cost_usd:.4f}"
+        console.print(
+            f"  {row.criterion} · {row.model}: {row.calls} calls, "
+            f"{row.input_tokens} in / {row.output_tokens} out tokens, {cost}",
+            highlight=False,
+        )
 
 
 def _failure_message(case: CaseResult, agent: str) -> str:

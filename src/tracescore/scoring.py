@@ -4,6 +4,21 @@ Per invocation: every criterion rates it (reference criteria only where a golden
 matched, else NOT_EVALUATED ``no golden``); an invocation that is not evaluable (content
 not captured, ...) gets NOT_EVALUATED with its own reason for every criterion.
 
+Judged criteria (LLM judge) run concurrently on one event loop
+(:func:`score_conversations_async`); deterministic ones run inline. The invocation's
+outcome is the one reason an operator needs ("why was this not scored?"), first match
+wins:
+
+* ``not_evaluable``: the invocation itself cannot be scored (content not captured, ...);
+* ``no_golden``: reference criteria are configured and no golden turn matched (the
+  reference-free criteria still ran);
+* ``judge_error``: a judged criterion got no verdict because of the judge (timeout,
+  errors, unavailable, budget exhausted, ...);
+* ``scored``: at least one criterion produced a pass/fail score (or only informational
+  criteria are configured);
+* ``not_evaluable`` with the criteria's reason when nothing could be scored otherwise
+  (no rubrics, no final response, ...).
+
 Per case: the invocations matched to one golden case — across every conversation that
 replayed it, which pools repeated runs as ADK's pytest helper does — give each criterion
 a case score (:meth:`Criterion.aggregate`) and status against the threshold; the case
@@ -13,13 +28,19 @@ their own case, scored by the reference-free criteria.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from tracescore.criteria import Criterion, CriterionResult, EvalContext, combine_statuses
-from tracescore.criteria.base import EvalStatus
+from tracescore.criteria.base import NO_GOLDEN, EvalStatus
+from tracescore.exceptions import JudgeError
+from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
 from tracescore.model import Conversation, Invocation
+
+if TYPE_CHECKING:
+    from tracescore.judge.client import JudgeClient
 
 __all__ = [
     "CaseResult",
@@ -29,20 +50,35 @@ __all__ = [
     "Matcher",
     "Outcome",
     "score_conversations",
+    "score_conversations_async",
     "summarize_cases",
 ]
 
 #: What became of an invocation in a replay.
-Outcome = Literal["scored", "no_golden", "not_evaluable"]
+Outcome = Literal["scored", "no_golden", "not_evaluable", "judge_error"]
+
+#: NOT_EVALUATED reasons that come from the judge (the JudgeError family's reasons).
+_JUDGE_REASONS: frozenset[str] = frozenset(
+    [JudgeError.default_reason, *(cls.default_reason for cls in JudgeError.__subclasses__())]
+)
+
+
+def _is_judge_reason(reason: str | None) -> bool:
+    return reason is not None and (reason in _JUDGE_REASONS or reason.startswith("judge error"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GoldenTurn:
-    """The golden turn an invocation was matched to (case and 0-based turn)."""
+    """The golden turn an invocation was matched to (case and 0-based turn).
+
+    ``rubrics`` (case then turn) and ``scenario`` travel along for judged criteria.
+    """
 
     eval_set_id: str
     eval_id: str
     turn: int
+    rubrics: tuple[GoldenRubric, ...] = field(default=(), compare=False)
+    scenario: GoldenScenario | None = field(default=None, compare=False)
 
 
 #: Finds the golden turn of an invocation, given its whole conversation (the invocation
@@ -94,50 +130,159 @@ def score_conversations(
     criteria: Sequence[Criterion],
     *,
     match: Matcher = _no_golden,
+    judge: JudgeClient | None = None,
 ) -> list[InvocationResult]:
-    """Score every invocation of every conversation, turn by turn."""
-    out: list[InvocationResult] = []
+    """Score every invocation of every conversation, turn by turn.
+
+    Judged criteria need ``judge`` (without one they are NOT_EVALUATED ``no judge
+    configured``); with one, the judged work runs on a fresh event loop, at whose end
+    the backend's connections are closed (:func:`score_conversations_async` is the entry
+    point inside a running loop).
+    """
+    if judge is not None and any(c.judged for c in criteria):
+        client = judge
+
+        async def run() -> list[InvocationResult]:
+            try:
+                return await score_conversations_async(
+                    conversations, criteria, match=match, judge=client
+                )
+            finally:
+                # Connections belong to this loop, which ends here; backends reopen lazily.
+                await client.backend.aclose()
+
+        return asyncio.run(run())
+    return [_finish(p, p.sync_results(criteria)) for p in _plan(conversations, criteria, match)]
+
+
+async def score_conversations_async(
+    conversations: Iterable[Conversation],
+    criteria: Sequence[Criterion],
+    *,
+    match: Matcher = _no_golden,
+    judge: JudgeClient | None = None,
+    max_pending: int | None = None,
+) -> list[InvocationResult]:
+    """:func:`score_conversations` inside a running event loop.
+
+    Deterministic criteria run inline; judged ones run as tasks, at most ``max_pending``
+    criterion evaluations at a time (default: four per judge concurrency slot), so a
+    large replay never holds more than a window of prompts in memory while the judge
+    client's own cap keeps its calls bounded.
+    """
+    planned = _plan(conversations, criteria, match)
+    judged = [i for i, c in enumerate(criteria) if c.judged]
+    slots = asyncio.Semaphore(max_pending or 4 * (judge.concurrency if judge else 1))
+    results = [p.sync_results(criteria) for p in planned]
+
+    async def run(p_index: int, c_index: int) -> None:
+        planned_inv = planned[p_index]
+        crit = criteria[c_index]
+        async with slots:
+            results[p_index][c_index] = await crit.evaluate_async(  # type: ignore[attr-defined]
+                planned_inv.context, judge
+            )
+
+    tasks: list[asyncio.Task[None]] = []
+    for p_index, planned_inv in enumerate(planned):
+        if planned_inv.context is None:
+            continue  # not evaluable: already decided for every criterion
+        for c_index in judged:
+            tasks.append(asyncio.ensure_future(run(p_index, c_index)))
+    if tasks:
+        await asyncio.gather(*tasks)
+    return [_finish(p, r) for p, r in zip(planned, results)]
+
+
+@dataclass(slots=True)
+class _Planned:
+    """An invocation with its golden and the context criteria will see."""
+
+    inv: Invocation
+    ref: GoldenTurn | None
+    expected: Invocation | None
+    why_not: str | None
+    context: EvalContext | None  # None: not evaluable
+
+    def sync_results(self, criteria: Sequence[Criterion]) -> list[CriterionResult]:
+        if self.context is None:
+            reason = self.inv.reason or self.inv.reason_code or "not evaluable"
+            return [c.evaluate_not_evaluable(reason) for c in criteria]
+        # Judged criteria evaluate synchronously to "no judge configured"; the async
+        # engine replaces those results.
+        return [c.evaluate(self.context) for c in criteria]
+
+
+def _plan(
+    conversations: Iterable[Conversation], criteria: Sequence[Criterion], match: Matcher
+) -> list[_Planned]:
+    out: list[_Planned] = []
     for conv in conversations:
         earlier: list[Invocation] = []
-        for inv in conv.invocations:
-            found = match(inv, conv.invocations)
-            out.append(_score(inv, tuple(earlier), criteria, found))
+        last = len(conv.invocations) - 1
+        for i, inv in enumerate(conv.invocations):
+            ref, expected, why_not = match(inv, conv.invocations)
+            context = None
+            if inv.status == "ok":
+                context = EvalContext(
+                    actual=inv,
+                    expected=expected,
+                    conversation=tuple(earlier),
+                    rubrics=ref.rubrics if ref else (),
+                    scenario=ref.scenario if ref else None,
+                    last_turn=i == last,
+                )
+            out.append(
+                _Planned(inv=inv, ref=ref, expected=expected, why_not=why_not, context=context)
+            )
             earlier.append(inv)
     return out
 
 
-def _score(
-    inv: Invocation,
-    earlier: tuple[Invocation, ...],
-    criteria: Sequence[Criterion],
-    found: tuple[GoldenTurn | None, Invocation | None, str | None],
-) -> InvocationResult:
-    ref, expected, why_not = found
-    if inv.status != "ok":
-        reason = inv.reason or inv.reason_code or "not evaluable"
-        results = tuple(c.evaluate_not_evaluable(reason) for c in criteria)
+def _finish(p: _Planned, results: Sequence[CriterionResult]) -> InvocationResult:
+    if p.context is None:
+        reason = p.inv.reason or p.inv.reason_code or "not evaluable"
         return InvocationResult(
-            invocation=inv,
-            golden=ref,
-            expected=expected,
+            invocation=p.inv,
+            golden=p.ref,
+            expected=p.expected,
             outcome="not_evaluable",
             reason=reason,
-            results=results,
+            results=tuple(results),
         )
-    ctx = EvalContext(actual=inv, expected=expected, conversation=earlier)
-    results = tuple(c.evaluate(ctx) for c in criteria)
-    if expected is None:
-        results = tuple(
-            _with_reason(r, why_not) if r.reason == "no golden" and why_not else r for r in results
-        )
+    why: str | None = None
+    if p.expected is None:
+        missing = p.why_not or NO_GOLDEN
+        if p.ref is not None and p.ref.scenario is not None:
+            missing = "the golden case is a conversation_scenario: it has no expected turn"
+        results = [_with_reason(r, missing) if r.reason == NO_GOLDEN else r for r in results]
+        why = missing
+    outcome, outcome_reason = _outcome(results, no_golden=why)
     return InvocationResult(
-        invocation=inv,
-        golden=ref,
-        expected=expected,
-        outcome="scored" if expected is not None else "no_golden",
-        reason=None if expected is not None else why_not,
-        results=results,
+        invocation=p.inv,
+        golden=p.ref,
+        expected=p.expected,
+        outcome=outcome,
+        reason=outcome_reason,
+        results=tuple(results),
     )
+
+
+def _outcome(
+    results: Sequence[CriterionResult], *, no_golden: str | None
+) -> tuple[Outcome, str | None]:
+    """The first matching outcome of the module docstring's list."""
+    if no_golden is not None and any(r.reason == no_golden for r in results):
+        return "no_golden", no_golden
+    judge_failures = [r.reason for r in results if _is_judge_reason(r.reason)]
+    if judge_failures:
+        return "judge_error", judge_failures[0]
+    if any(r.status in ("passed", "failed") for r in results):
+        return "scored", None
+    reasons = [r.reason for r in results if r.status == "not_evaluated" and r.reason]
+    if reasons:
+        return "not_evaluable", reasons[0]
+    return "scored", None
 
 
 def _with_reason(result: CriterionResult, reason: str) -> CriterionResult:

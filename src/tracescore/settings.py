@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tracescore.exceptions import ConfigError
+from tracescore.judge.config import JudgeSettings
 
 __all__ = ["ImportSettings", "ReplaySettings", "Settings", "load_settings"]
 
@@ -72,6 +73,7 @@ class Settings(_Section):
 
     import_: ImportSettings = ImportSettings()
     replay: ReplaySettings = ReplaySettings()
+    judge: JudgeSettings = JudgeSettings()
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -116,7 +118,7 @@ def load_settings(path: str | Path) -> Settings:
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{file}: expected a table of sections (import, replay)")
+        raise ConfigError(f"{file}: expected a table of sections (import, replay, judge)")
     if "import" in raw:
         raw["import_"] = raw.pop("import")
     try:
@@ -126,12 +128,19 @@ def load_settings(path: str | Path) -> Settings:
         loc = ".".join("import" if p == "import_" else str(p) for p in err["loc"])
         if err["type"] == "extra_forbidden":
             section = loc.split(".")[0]
-            sections: dict[str, type[_Section]] = {
+            sections: dict[str, type[BaseModel]] = {
                 "import": ImportSettings,
                 "replay": ReplaySettings,
+                "judge": JudgeSettings,
             }
-            model = sections.get(section)
-            allowed = sorted(model.model_fields) if model else ["import", "replay"]
+            model = sections.get(section) if loc.count(".") == 1 else None
+            allowed = (
+                sorted(model.model_fields)
+                if model
+                else (["import", "judge", "replay"] if "." not in loc else [])
+            )
+            if not allowed:
+                raise ConfigError(f"{file}: {loc}: unknown key") from None
             raise ConfigError(
                 f"{file}: {loc}: unknown key (allowed: {', '.join(allowed)})"
             ) from None
@@ -156,4 +165,5 @@ def _relative_to(settings: Settings, base: Path) -> Settings:
         }
     )
     imp = settings.import_.model_copy(update={"output": fix(settings.import_.output)})
-    return settings.model_copy(update={"replay": replay, "import_": imp})
+    judge = settings.judge.model_copy(update={"cache": fix(settings.judge.cache)})
+    return settings.model_copy(update={"replay": replay, "import_": imp, "judge": judge})

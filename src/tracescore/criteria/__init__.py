@@ -1,6 +1,6 @@
 """Criteria: the contract, the registry, and the built-in criteria (registered on import)."""
 
-from tracescore.criteria import efficiency, text, trajectory
+from tracescore.criteria import efficiency, judged, text, trajectory
 from tracescore.criteria.base import (
     Criterion,
     CriterionResult,
@@ -27,6 +27,7 @@ __all__ = [
     "criterion_class",
     "efficiency",
     "informational_criteria",
+    "judged",
     "known_criteria",
     "register_criterion",
     "status_for",

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Final, Literal
 
 from tracescore.conventions.messages import JsonValue
+from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
 from tracescore.model import Invocation
 
 __all__ = [
@@ -54,12 +55,19 @@ class EvalContext:
         actual: The invocation rebuilt from telemetry.
         expected: The golden turn it was matched to, or None.
         conversation: The earlier turns of the same conversation, oldest first.
+        rubrics: Rubrics of the matched golden case and turn (case first).
+        scenario: The matched case's ``conversation_scenario`` (simulated-user replays).
+        last_turn: True when ``actual`` is known to be the conversation's last turn
+            (replays know; live scoring does not).
 
     """
 
     actual: Invocation
     expected: Invocation | None = None
     conversation: tuple[Invocation, ...] = ()
+    rubrics: tuple[GoldenRubric, ...] = ()
+    scenario: GoldenScenario | None = None
+    last_turn: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,6 +132,8 @@ class Criterion(ABC):
     requires_reference: ClassVar[bool] = False
     #: Reports a value but never passes or fails (ADK's efficiency metrics).
     informational: ClassVar[bool] = False
+    #: Asks an LLM judge (async; see :class:`tracescore.criteria.judged.JudgedCriterion`).
+    judged: ClassVar[bool] = False
 
     threshold: float | None = None
 

@@ -1,0 +1,1 @@
+"""The judge: provider backends, prompts' transport, limits, cache, costs and redaction."""
