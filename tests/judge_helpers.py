@@ -110,6 +110,5 @@ def make_judge(
         ledger=ledger or SpendLedger(PriceTable()),
         observer=records.append if records is not None else None,
         rng=random.Random(7),
-        sleep=_no_wait,
-        **kwargs,
+        **{"sleep": _no_wait, **kwargs},
     )

@@ -166,13 +166,13 @@ async def score_conversations_async(
     """:func:`score_conversations` inside a running event loop.
 
     Deterministic criteria run inline; judged ones run as tasks, at most ``max_pending``
-    criterion evaluations at a time (default: four per judge concurrency slot), so a
+    criterion evaluations at a time (default: two per judge concurrency slot), so a
     large replay never holds more than a window of prompts in memory while the judge
     client's own cap keeps its calls bounded.
     """
     planned = _plan(conversations, criteria, match)
     judged = [i for i, c in enumerate(criteria) if c.judged]
-    slots = asyncio.Semaphore(max_pending or 4 * (judge.concurrency if judge else 1))
+    slots = asyncio.Semaphore(max_pending or 2 * (judge.concurrency if judge else 1))
     results = [p.sync_results(criteria) for p in planned]
 
     async def run(p_index: int, c_index: int) -> None:

@@ -203,8 +203,9 @@ class GeminiBackend:
 
     def _client_for_running_loop(self) -> genai.Client:
         loop = asyncio.get_running_loop()
-        if self._loop is not None and self._loop is not loop:
-            logger.debug("gemini judge used from a new event loop: starting a new connection pool")
+        if self._http.is_closed or (self._loop is not None and self._loop is not loop):
+            # A new event loop, or reused after aclose(): a fresh connection pool.
+            logger.debug("gemini judge: starting a new connection pool")
             self._client.close()  # the sync side; the old async pool cannot be closed from here
             self._http = _new_http()
             self._client = self._new_client(self._http)

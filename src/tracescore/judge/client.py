@@ -39,6 +39,10 @@ from pydantic import BaseModel, ValidationError
 
 from tracescore.conventions.messages import JsonValue
 from tracescore.exceptions import (
+    BudgetExhausted,
+    JudgeBlocked,
+    JudgeConnectionError,
+    JudgeEmptyReply,
     JudgeError,
     JudgeHTTPError,
     JudgeTimeout,
@@ -108,10 +112,22 @@ class JudgeStats:
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
 
 
+_OUTCOMES: dict[type[JudgeError], str] = {
+    JudgeTimeout: "timeout",
+    JudgeConnectionError: "connection_error",
+    JudgeBlocked: "blocked",
+    JudgeEmptyReply: "empty",
+    JudgeUnparsableReply: "unparsable",
+    JudgeUnavailable: "unavailable",
+    BudgetExhausted: "budget_exhausted",
+}
+
+
 def _outcome_of(exc: JudgeError) -> str:
+    """The bounded ``outcome`` label of a failure (see :class:`JudgeCallRecord`)."""
     if isinstance(exc, JudgeHTTPError):
         return f"http_{exc.status}"
-    return exc.reason.replace("judge ", "").replace(" ", "_").replace("_reply", "")
+    return _OUTCOMES.get(type(exc), "error")
 
 
 #: Failures that say the judge is down (fed to the breaker). 429 is rate limiting and
@@ -139,7 +155,8 @@ class JudgeClient:
         redactor: Applied to every prompt; a default (all built-in rules) when None.
         observer: Called with every :class:`JudgeCallRecord` (metrics); must not raise.
         rng: Jitter source (seed it for reproducible tests).
-        sleep: Async sleep (injectable for tests).
+        sleep: Async sleep for backoff and rate limits (injectable for tests).
+        clock: Monotonic clock of the rate limiters (injectable for tests).
 
     """
 
@@ -161,6 +178,7 @@ class JudgeClient:
         observer: Callable[[JudgeCallRecord], None] | None = None,
         rng: random.Random | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -181,8 +199,10 @@ class JudgeClient:
         self.stats = JudgeStats()
         self._rng = rng or random.Random()
         self._sleep = sleep
-        # Created lazily: a semaphore binds to the loop that first waits on it.
+        self._clock = clock
+        # Created per event loop: asyncio primitives bind to the loop that uses them.
         self._semaphore: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- public ------------------------------------------------------------------------
 
@@ -229,15 +249,28 @@ class JudgeClient:
                         JudgeCallRecord(criterion=criterion, model=request.model, outcome="cached")
                     )
                     return parsed
-        reply = await self._call_with_retries(request, criterion=criterion)
+        reply, duration, cost = await self._call_with_retries(request, criterion=criterion)
         try:
             parsed = _parse(reply, reply_type)
         except JudgeUnparsableReply:
-            self.stats.count("unparsable")
-            self._report(
-                JudgeCallRecord(criterion=criterion, model=request.model, outcome="unparsable")
-            )
+            outcome = "unparsable"
             raise
+        else:
+            outcome = "ok"
+        finally:
+            # One outcome per answered call: "ok" only when the verdict is usable.
+            self.stats.count(outcome)
+            self._report(
+                JudgeCallRecord(
+                    criterion=criterion,
+                    model=request.model,
+                    outcome=outcome,
+                    duration_s=duration,
+                    input_tokens=reply.input_tokens,
+                    output_tokens=reply.output_tokens,
+                    cost_usd=cost,
+                )
+            )
         if self.cache is not None:
             await self.cache.put(key, reply)
         return parsed
@@ -254,12 +287,28 @@ class JudgeClient:
         limiter = self._limiters.get(model)
         if limiter is None:
             limits = self._limits.get(model, self._default_limits)
-            limiter = RateLimiter(rpm=limits.rpm, tpm=limits.tpm)
+            limiter = RateLimiter(
+                rpm=limits.rpm, tpm=limits.tpm, clock=self._clock, sleep=self._sleep
+            )
             self._limiters[model] = limiter
         return limiter
 
-    async def _call_with_retries(self, request: JudgeRequest, *, criterion: str) -> JudgeReply:
-        self.ledger.check()
+    def _check_budget(self, request: JudgeRequest, *, criterion: str) -> None:
+        try:
+            self.ledger.check()
+        except BudgetExhausted:
+            self.stats.count("budget_exhausted")
+            self._report(
+                JudgeCallRecord(
+                    criterion=criterion, model=request.model, outcome="budget_exhausted"
+                )
+            )
+            raise
+
+    async def _call_with_retries(
+        self, request: JudgeRequest, *, criterion: str
+    ) -> tuple[JudgeReply, float, float | None]:
+        self._check_budget(request, criterion=criterion)
         attempt = 0
         while True:
             attempt += 1
@@ -281,22 +330,44 @@ class JudgeClient:
                 )
                 await self._sleep(delay)
                 # The spend cap may have been reached while we waited.
-                self.ledger.check()
+                self._check_budget(request, criterion=criterion)
 
-    async def _attempt(self, request: JudgeRequest, *, criterion: str) -> JudgeReply:
-        if not self.breaker.allow():
-            self.stats.count("unavailable")
-            self._report(
-                JudgeCallRecord(criterion=criterion, model=request.model, outcome="unavailable")
-            )
-            raise JudgeUnavailable(f"judge {self.backend.name} is unavailable (circuit open)")
-        if self._semaphore is None:
+    def _bind_loop(self) -> asyncio.Semaphore:
+        """The concurrency semaphore of the running loop (asyncio primitives are per loop).
+
+        A client used by successive ``asyncio.run`` calls (one replay after another) gets
+        fresh primitives for each loop; rate-limit state starts over with them.
+        """
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._loop is not loop:
             self._semaphore = asyncio.Semaphore(self.concurrency)
+            self._limiters = {}
+            self._loop = loop
+        return self._semaphore
+
+    async def _attempt(
+        self, request: JudgeRequest, *, criterion: str
+    ) -> tuple[JudgeReply, float, float | None]:
+        semaphore = self._bind_loop()
         estimate = (len(request.system) + len(request.prompt)) // _CHARS_PER_TOKEN
         limiter = self._limiter(request.model)
+        admitted = False  # passed the breaker: it expects an outcome from us
         settled = False
         try:
-            async with self._semaphore:
+            async with semaphore:
+                # Asked only once a slot is free: calls queued behind a failing judge
+                # see the breaker open instead of each trying it in turn.
+                if not self.breaker.allow():
+                    self.stats.count("unavailable")
+                    self._report(
+                        JudgeCallRecord(
+                            criterion=criterion, model=request.model, outcome="unavailable"
+                        )
+                    )
+                    raise JudgeUnavailable(
+                        f"judge {self.backend.name} is unavailable (circuit open)"
+                    )
+                admitted = True
                 await limiter.acquire(estimate)
                 started = time.perf_counter()
                 self.stats.calls += 1
@@ -310,14 +381,16 @@ class JudgeClient:
                     self._failed(exc, request=request, criterion=criterion, started=started)
                     raise
         except asyncio.CancelledError:
-            self.breaker.record_neutral()
+            if admitted:
+                self.breaker.record_neutral()
             raise
         except JudgeError:
             raise
         except Exception as exc:  # a backend bug must still end as a counted outcome
             if not settled:
                 limiter.settle(estimate, 0)
-            self.breaker.record_neutral()
+            if admitted:
+                self.breaker.record_neutral()
             self.stats.count("error")
             self._report(JudgeCallRecord(criterion=criterion, model=request.model, outcome="error"))
             raise JudgeError(f"judge backend failed: {type(exc).__name__}: {exc}") from exc
@@ -330,19 +403,7 @@ class JudgeClient:
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,
         )
-        self.stats.count("ok")
-        self._report(
-            JudgeCallRecord(
-                criterion=criterion,
-                model=request.model,
-                outcome="ok",
-                duration_s=duration,
-                input_tokens=reply.input_tokens,
-                output_tokens=reply.output_tokens,
-                cost_usd=cost,
-            )
-        )
-        return reply
+        return reply, duration, cost
 
     def _failed(
         self, exc: JudgeError, *, request: JudgeRequest, criterion: str, started: float
