@@ -22,7 +22,7 @@ Baselines, measured in the same run:
 
 Usage::
 
-    python benchmarks/bench_judge.py [--invocations 500] [--concurrency 32] [--latency 0.2]
+    python benchmarks/bench_judge.py [--invocations 500] [--concurrency 16] [--latency 0.2]
 
 Exit status 1 when throughput is below 90% of the ideal, the loop lagged more than 50 ms,
 or the second replay made any call.
@@ -177,7 +177,7 @@ def _serve(latency: float, conn: Any, stop: Any) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--invocations", type=int, default=500)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.2)
     args = parser.parse_args()
     ours, theirs = multiprocessing.Pipe()
