@@ -166,6 +166,10 @@ async def round_trip(base_url: str, samples: int = 20) -> float:
     return sorted(times)[len(times) // 2]
 
 
+#: As a judged `tracescore replay` runs: start-up objects frozen, default gen-0 threshold.
+GC_THRESHOLD = 700
+
+
 def _serve(latency: float, conn: Any, stop: Any) -> None:
     """Child process: run the fake judge (so its threads do not share our GIL)."""
     with FakeGemini(responder(latency)) as fake:
@@ -189,12 +193,11 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             cache = Path(tmp) / "judge.sqlite"
             rtt = asyncio.run(round_trip(base_url))
-            # As `tracescore replay` runs: startup objects frozen out of the collector.
-            with bulk_gc():
+            with bulk_gc(threshold=GC_THRESHOLD):
                 elapsed, calls, lag, scored = asyncio.run(
                     run_once(base_url, cache, args.concurrency, args.invocations)
                 )
-            with bulk_gc():
+            with bulk_gc(threshold=GC_THRESHOLD):
                 again, calls_again, lag_again, _ = asyncio.run(
                     run_once(base_url, cache, args.concurrency, args.invocations)
                 )

@@ -43,6 +43,8 @@ from tracescore.settings import load_settings
 __all__ = ["main"]
 
 _SHOWN_ERRORS: Final = 20
+#: CPython's default gen-0 threshold: small, frequent collections (see ``replay``).
+_LATENCY_GC_THRESHOLD: Final = 700
 _PROGRESS_MIN_BYTES: Final = 8 * 1024 * 1024
 
 
@@ -406,7 +408,9 @@ def replay_command(
                 "daily_budget_usd": judge_budget_usd,
             }
             judge = build_judge(_judge_settings(ctx, overrides))
-        with bulk_gc():
+        # With a judge, the event loop's latency matters more than bulk decoding speed:
+        # keep the default gen-0 threshold so no collection pauses the loop for long.
+        with bulk_gc() if judge is None else bulk_gc(threshold=_LATENCY_GC_THRESHOLD):
             result = replay(
                 paths,
                 criteria,
