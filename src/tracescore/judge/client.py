@@ -130,9 +130,11 @@ def _outcome_of(exc: JudgeError) -> str:
     return _OUTCOMES.get(type(exc), "error")
 
 
-#: Failures that say the judge is down (fed to the breaker). 429 is rate limiting and
-#: 4xx our own mistake: neither means the judge is unavailable.
 def _means_down(exc: JudgeError) -> bool:
+    """Whether a failure says the judge is down (fed to the breaker).
+
+    429 is rate limiting and other 4xx our own mistake: neither means it is unavailable.
+    """
     if isinstance(exc, JudgeHTTPError):
         return exc.status >= 500 or exc.status == 408
     return exc.retryable

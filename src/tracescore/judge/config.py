@@ -152,7 +152,7 @@ def build_judge(
         breaker=CircuitBreaker(
             failure_threshold=settings.breaker_failures, reset_after_s=settings.breaker_reset_s
         ),
-        cache=JudgeCache(settings.cache) if settings.cache else JudgeCache(None),
+        cache=JudgeCache(settings.cache or None),  # None: memory only
         ledger=SpendLedger(prices, daily_cap_usd=settings.daily_budget_usd),
         redactor=redactor,
         observer=observer,
