@@ -23,8 +23,8 @@ from tracescore.judge.client import JudgeClient
 from tracescore.model import Invocation, group_conversations
 from tracescore.scoring import (
     CaseResult,
-    GoldenTurn,
     InvocationResult,
+    golden_matcher,
     score_conversations,
     summarize_cases,
 )
@@ -95,24 +95,7 @@ def replay(
         )
     turns = [i for i in actual if i.parent_tool_span_id is None]
     conversations = group_conversations(turns)
-    index = GoldenIndex(goldens)
-
-    def match(
-        inv: Invocation, conversation: Sequence[Invocation]
-    ) -> tuple[GoldenTurn | None, Invocation | None, str | None]:
-        found = index.match(inv, conversation=conversation)
-        if found.outcome != "matched" or found.case is None or found.turn is None:
-            return None, None, found.reason or "no golden"
-        case = found.case
-        turn_rubrics = case.turn_rubrics[found.turn] if found.turn < len(case.turn_rubrics) else ()
-        turn = GoldenTurn(
-            eval_set_id=case.eval_set_id,
-            eval_id=case.eval_id,
-            turn=found.turn,
-            rubrics=(*case.rubrics, *turn_rubrics),
-            scenario=case.scenario,
-        )
-        return turn, found.expected, None
+    match = golden_matcher(GoldenIndex(goldens))
 
     results = score_conversations(conversations, criteria, match=match, judge=judge)
     return ReplayResult(

@@ -37,6 +37,7 @@ from tracescore.criteria import Criterion, CriterionResult, EvalContext, combine
 from tracescore.criteria.base import NO_GOLDEN, EvalStatus
 from tracescore.exceptions import JudgeError
 from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
+from tracescore.goldens.matching import GoldenIndex
 from tracescore.model import Conversation, Invocation
 
 if TYPE_CHECKING:
@@ -49,13 +50,18 @@ __all__ = [
     "InvocationResult",
     "Matcher",
     "Outcome",
+    "golden_matcher",
     "score_conversations",
     "score_conversations_async",
+    "score_invocation",
+    "score_invocation_async",
     "summarize_cases",
 ]
 
-#: What became of an invocation in a replay.
-Outcome = Literal["scored", "no_golden", "not_evaluable", "judge_error"]
+#: What became of an invocation. Replays produce ``scored``, ``no_golden``,
+#: ``not_evaluable`` and ``judge_error``; the live engine also ``sampled_out`` (no
+#: criterion was sampled for it) and ``dropped`` (shed under load, never scored).
+Outcome = Literal["scored", "sampled_out", "no_golden", "not_evaluable", "judge_error", "dropped"]
 
 #: NOT_EVALUATED reasons that come from the judge (the JudgeError family's reasons).
 _JUDGE_REASONS: frozenset[str] = frozenset(
@@ -119,6 +125,29 @@ class CaseResult:
     status: EvalStatus
     criteria: tuple[CriterionSummary, ...]
     invocations: tuple[InvocationResult, ...] = field(default_factory=tuple)
+
+
+def golden_matcher(index: GoldenIndex) -> Matcher:
+    """A :data:`Matcher` over a golden index (turn by turn within a conversation)."""
+
+    def match(
+        inv: Invocation, conversation: Sequence[Invocation]
+    ) -> tuple[GoldenTurn | None, Invocation | None, str | None]:
+        found = index.match(inv, conversation=conversation)
+        if found.outcome != "matched" or found.case is None or found.turn is None:
+            return None, None, found.reason or "no golden"
+        case = found.case
+        turn_rubrics = case.turn_rubrics[found.turn] if found.turn < len(case.turn_rubrics) else ()
+        turn = GoldenTurn(
+            eval_set_id=case.eval_set_id,
+            eval_id=case.eval_id,
+            turn=found.turn,
+            rubrics=(*case.rubrics, *turn_rubrics),
+            scenario=case.scenario,
+        )
+        return turn, found.expected, None
+
+    return match
 
 
 def _no_golden(inv: Invocation, conversation: Sequence[Invocation]) -> tuple[None, None, str]:
@@ -218,25 +247,86 @@ def _plan(
 ) -> list[_Planned]:
     out: list[_Planned] = []
     for conv in conversations:
-        earlier: list[Invocation] = []
         last = len(conv.invocations) - 1
         for i, inv in enumerate(conv.invocations):
-            ref, expected, why_not = match(inv, conv.invocations)
-            context = None
-            if inv.status == "ok":
-                context = EvalContext(
-                    actual=inv,
-                    expected=expected,
-                    conversation=tuple(earlier),
-                    rubrics=ref.rubrics if ref else (),
-                    scenario=ref.scenario if ref else None,
-                    last_turn=i == last,
-                )
-            out.append(
-                _Planned(inv=inv, ref=ref, expected=expected, why_not=why_not, context=context)
-            )
-            earlier.append(inv)
+            out.append(_plan_one(inv, conv.invocations, i, match=match, last_turn=i == last))
     return out
+
+
+def _plan_one(
+    inv: Invocation,
+    conversation: Sequence[Invocation],
+    index: int,
+    *,
+    match: Matcher,
+    last_turn: bool,
+) -> _Planned:
+    """Plan ``conversation[index]`` (which is ``inv``): its golden and its context."""
+    ref, expected, why_not = match(inv, conversation[: index + 1])
+    context = None
+    if inv.status == "ok":
+        context = EvalContext(
+            actual=inv,
+            expected=expected,
+            conversation=tuple(conversation[:index]),
+            rubrics=ref.rubrics if ref else (),
+            scenario=ref.scenario if ref else None,
+            last_turn=last_turn,
+        )
+    return _Planned(inv=inv, ref=ref, expected=expected, why_not=why_not, context=context)
+
+
+def score_invocation(
+    conversation: Sequence[Invocation],
+    criteria: Sequence[Criterion],
+    *,
+    match: Matcher = _no_golden,
+    judge_refused: str | None = None,
+) -> InvocationResult:
+    """Score the last invocation of ``conversation`` without the judge (live scoring).
+
+    The earlier invocations are the conversation's previous turns (context for the
+    matcher); whether this is the last turn is unknown. Judged criteria are NOT_EVALUATED
+    with ``judge_refused`` when given (load shedding: it must name the judge so the
+    outcome is ``judge_error``), else ``no judge configured``.
+    """
+    planned, results, _ = _prepare(conversation, criteria, match, judge_refused)
+    return _finish(planned, results)
+
+
+async def score_invocation_async(
+    conversation: Sequence[Invocation],
+    criteria: Sequence[Criterion],
+    *,
+    match: Matcher = _no_golden,
+    judge: JudgeClient | None = None,
+) -> InvocationResult:
+    """:func:`score_invocation` with the judged criteria run through ``judge``."""
+    planned, results, judged = _prepare(conversation, criteria, match, None)
+    if planned.context is not None and judged:
+        context = planned.context
+        verdicts = await asyncio.gather(
+            *(criteria[i].evaluate_async(context, judge) for i in judged)  # type: ignore[attr-defined]
+        )
+        for i, verdict in zip(judged, verdicts):
+            results[i] = verdict
+    return _finish(planned, results)
+
+
+def _prepare(
+    conversation: Sequence[Invocation],
+    criteria: Sequence[Criterion],
+    match: Matcher,
+    judge_refused: str | None,
+) -> tuple[_Planned, list[CriterionResult], list[int]]:
+    index = len(conversation) - 1
+    planned = _plan_one(conversation[index], conversation, index, match=match, last_turn=False)
+    results = planned.sync_results(criteria)
+    judged = [i for i, c in enumerate(criteria) if c.judged]
+    if planned.context is not None and judge_refused is not None:
+        for i in judged:
+            results[i] = criteria[i].evaluate_not_evaluable(judge_refused)
+    return planned, results, judged
 
 
 def _finish(p: _Planned, results: Sequence[CriterionResult]) -> InvocationResult:

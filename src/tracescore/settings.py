@@ -31,6 +31,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tracescore.exceptions import ConfigError
 from tracescore.judge.config import JudgeSettings
+from tracescore.live.config import (
+    EventsSettings,
+    LiveSettings,
+    MetricsSettings,
+    SamplingSettings,
+    ServeSettings,
+)
 
 __all__ = ["ImportSettings", "ReplaySettings", "Settings", "load_settings"]
 
@@ -74,6 +81,11 @@ class Settings(_Section):
     import_: ImportSettings = ImportSettings()
     replay: ReplaySettings = ReplaySettings()
     judge: JudgeSettings = JudgeSettings()
+    live: LiveSettings = LiveSettings()
+    sampling: SamplingSettings = SamplingSettings()
+    metrics: MetricsSettings = MetricsSettings()
+    events: EventsSettings = EventsSettings()
+    serve: ServeSettings = ServeSettings()
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -85,7 +97,12 @@ class Settings(_Section):
         imp = self.import_.model_dump(exclude_none=True)
         if "format" in imp:
             imp["fmt"] = imp.pop("format")  # the import command's parameter name
-        return {"import": imp, "replay": replay}
+        serve = self.serve.model_dump(exclude_none=True)
+        if self.live.goldens is not None:
+            serve["goldens"] = self.live.goldens
+        if self.live.eval_config is not None:
+            serve["config_path"] = self.live.eval_config
+        return {"import": imp, "replay": replay, "serve": serve}
 
 
 def _parse(path: Path) -> object:
@@ -118,7 +135,10 @@ def load_settings(path: str | Path) -> Settings:
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{file}: expected a table of sections (import, replay, judge)")
+        raise ConfigError(
+            f"{file}: expected a table of sections "
+            "(events, import, judge, live, metrics, replay, sampling, serve)"
+        )
     if "import" in raw:
         raw["import_"] = raw.pop("import")
     try:
@@ -132,12 +152,17 @@ def load_settings(path: str | Path) -> Settings:
                 "import": ImportSettings,
                 "replay": ReplaySettings,
                 "judge": JudgeSettings,
+                "live": LiveSettings,
+                "sampling": SamplingSettings,
+                "metrics": MetricsSettings,
+                "events": EventsSettings,
+                "serve": ServeSettings,
             }
             model = sections.get(section) if loc.count(".") == 1 else None
             allowed = (
                 sorted(model.model_fields)
                 if model
-                else (["import", "judge", "replay"] if "." not in loc else [])
+                else (sorted(sections) if "." not in loc else [])
             )
             if not allowed:
                 raise ConfigError(f"{file}: {loc}: unknown key") from None
@@ -166,4 +191,14 @@ def _relative_to(settings: Settings, base: Path) -> Settings:
     )
     imp = settings.import_.model_copy(update={"output": fix(settings.import_.output)})
     judge = settings.judge.model_copy(update={"cache": fix(settings.judge.cache)})
-    return settings.model_copy(update={"replay": replay, "import_": imp, "judge": judge})
+    live = settings.live.model_copy(
+        update={
+            "goldens": [fix(g) or g for g in settings.live.goldens]
+            if settings.live.goldens
+            else None,
+            "eval_config": fix(settings.live.eval_config),
+        }
+    )
+    return settings.model_copy(
+        update={"replay": replay, "import_": imp, "judge": judge, "live": live}
+    )

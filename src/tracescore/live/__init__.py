@@ -1,0 +1,1 @@
+"""Live scoring: the worker that assembles, samples, scores and emits traces as they arrive."""

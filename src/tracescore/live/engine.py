@@ -1,0 +1,460 @@
+"""The live worker: one thread, one event loop, bounded queues in front of it.
+
+Two intakes feed it. The span processor's hot path (:meth:`LiveEngine.push_span`) appends
+an SDK span to a deque and, every ``wake_at`` spans, wakes the worker; when the deque is
+full it drops the *oldest* span and remembers its trace, which is then released as
+dropped (never scored on partial data) and counted. The receiver's intake
+(:meth:`LiveEngine.offer`) takes whole decoded batches or refuses them when full, so the
+sender retries (HTTP 429 / gRPC ``RESOURCE_EXHAUSTED``) and nothing is lost silently.
+
+The worker wakes every ``tick_s`` (or when woken), moves queued records into the
+:class:`~tracescore.live.assembly.LiveAssembler`, and hands released traces to the
+:class:`~tracescore.live.scorer.LiveScorer`. Judge calls run as tasks on the same loop.
+Everything the worker does runs with OTel instrumentation suppressed, and spans ended on
+the worker thread are ignored, so tracescore never scores its own work.
+
+Threading contract: ``push_span``/``push_log`` may be called from any thread, never block
+and never raise; ``offer`` never blocks; ``force_flush`` and ``shutdown`` block at most
+their timeout. After ``fork`` the child starts a fresh worker with empty queues (the
+parent scores what it had).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from opentelemetry import context as otel_context
+
+from tracescore.formats.sdk import from_readable_span, from_sdk_log
+from tracescore.live.assembly import LiveAssembler, LiveTrace
+from tracescore.spans import LogRecord, SpanRecord
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk._logs import ReadableLogRecord, ReadWriteLogRecord
+    from opentelemetry.sdk.trace import ReadableSpan
+
+    from tracescore.live.scorer import LiveScorer
+
+__all__ = ["LiveEngine", "LiveOptions"]
+
+logger = logging.getLogger(__name__)
+
+# The key OTel instrumentations check (opentelemetry-instrumentation's
+# ``suppress_instrumentation`` sets the same one); the SDK's exporters set it too.
+_SUPPRESS_KEY = otel_context._SUPPRESS_INSTRUMENTATION_KEY
+_CHUNK = 2_000  # records moved per step before the loop serves judge I/O again
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveOptions:
+    """Bounds and windows of live scoring.
+
+    Attributes:
+        max_queue: Records waiting for the worker; beyond it the processor drops the
+            oldest span and the receiver refuses batches.
+        wake_at: Queued records that wake the worker before its tick.
+        tick_s: Longest the worker sleeps between looks at the queue and the windows.
+        idle_s: Quiet time after which a trace whose root ended is complete.
+        orphan_ttl_s: Quiet time after which a rootless trace is released incomplete.
+        max_traces: Traces in flight in the assembler.
+        max_spans_per_trace: Spans kept per trace.
+        max_judged_traces: Traces waiting for the judge before judged criteria are shed.
+        shutdown_timeout_s: Default deadline of ``shutdown``.
+
+    """
+
+    max_queue: int = 100_000
+    wake_at: int = 512
+    tick_s: float = 0.25
+    idle_s: float = 2.0
+    orphan_ttl_s: float = 120.0
+    max_traces: int = 10_000
+    max_spans_per_trace: int = 10_000
+    max_judged_traces: int = 256
+    shutdown_timeout_s: float = 30.0
+
+
+class LiveEngine:
+    """Bounded intake, trace assembly and scoring on one worker thread.
+
+    Args:
+        scorer: Scores released traces (and owns the sinks).
+        options: Bounds and windows.
+        clock: Monotonic seconds (tests pass a fake one to drive the windows).
+
+    """
+
+    def __init__(
+        self,
+        scorer: LiveScorer,
+        *,
+        options: LiveOptions | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.scorer = scorer
+        self.options = options or LiveOptions()
+        self._clock = clock
+        self._init_state()
+        metrics = scorer.metrics
+        if metrics is not None:
+            metrics.track(queue_depth=self.queue_depth, traces_in_flight=self.traces_in_flight)
+        ref = weakref.WeakMethod(self._after_fork)
+        os.register_at_fork(after_in_child=lambda: (m := ref()) is not None and m())
+        self._start()
+
+    # ---- state -------------------------------------------------------------------------
+
+    def _init_state(self) -> None:
+        opts = self.options
+        self._spans: deque[ReadableSpan] = deque()
+        self._logs: deque[ReadableLogRecord | ReadWriteLogRecord] = deque()
+        self._batches: deque[tuple[Sequence[SpanRecord], Sequence[LogRecord]]] = deque()
+        self._batched = 0  # records in _batches
+        self._batch_lock = threading.Lock()
+        self._drop_lock = threading.Lock()
+        self._queue_drops = 0  # spans the hot path dropped (under _drop_lock)
+        self._untracked = 0  # dropped spans whose trace could not be remembered
+        self._damaged: deque[int] = deque(maxlen=opts.max_queue)
+        self._flush_waiters: deque[threading.Event] = deque()
+        self._wake_requested = False
+        self._shutdown = False
+        self._stopping = False
+        self._lifecycle = threading.Lock()
+        self._reported_drops = 0
+        self._assembler = LiveAssembler(
+            idle_s=opts.idle_s,
+            orphan_ttl_s=opts.orphan_ttl_s,
+            max_traces=opts.max_traces,
+            max_spans_per_trace=opts.max_spans_per_trace,
+            clock=self._clock,
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake_event: asyncio.Event | None = None
+        self._started = threading.Event()
+        self._worker_ident: int | None = None
+        self._thread: threading.Thread | None = None
+        self._flushes: set[asyncio.Task[None]] = set()
+        self._stop_deadline = 0.0
+        self._drained = False
+        #: Records taken by the worker, by kind (tests and the soak read it).
+        self.taken: Counter[str] = Counter()
+
+    def _start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="tracescore-worker", daemon=True)
+        self._thread.start()
+        self._started.wait(5.0)
+
+    def _after_fork(self) -> None:
+        # The child has no worker thread and possibly locks held by threads that do not
+        # exist there: start over with empty queues (the parent scores what it had).
+        self._init_state()
+        self._start()
+
+    # ---- intake ------------------------------------------------------------------------
+
+    def push_span(self, span: ReadableSpan) -> None:
+        """The processor's hot path: queue an SDK span. O(1); never blocks or raises."""
+        if self._shutdown or threading.get_ident() == self._worker_ident:
+            return
+        queue = self._spans
+        if len(queue) >= self.options.max_queue:
+            self._drop_oldest(queue)
+        queue.append(span)
+        if len(queue) >= self.options.wake_at and not self._wake_requested:
+            self._wake()
+
+    def push_log(self, record: ReadableLogRecord | ReadWriteLogRecord) -> None:
+        """The log processor's hot path: queue an SDK log record (same contract)."""
+        if self._shutdown or threading.get_ident() == self._worker_ident:
+            return
+        queue = self._logs
+        if len(queue) >= self.options.max_queue:
+            with contextlib.suppress(IndexError):
+                queue.popleft()
+                with self._drop_lock:
+                    self._queue_drops += 1
+        queue.append(record)
+
+    def _drop_oldest(self, queue: deque[ReadableSpan]) -> None:
+        try:
+            victim = queue.popleft()
+        except IndexError:  # the worker emptied it meanwhile
+            return
+        context = victim.context
+        trace_id = context.trace_id if context is not None else 0
+        damaged = self._damaged
+        with self._drop_lock:
+            self._queue_drops += 1
+            # Spans of one trace sit together in the queue: remember each trace once.
+            if trace_id and (not damaged or damaged[-1] != trace_id):
+                if len(damaged) == damaged.maxlen:
+                    self._untracked += 1  # its trace will be scored on partial data
+                damaged.append(trace_id)
+
+    def offer(self, spans: Sequence[SpanRecord], logs: Sequence[LogRecord]) -> bool:
+        """Queue a decoded batch from a receiver; False (nothing taken) when full.
+
+        A batch larger than the whole queue is taken when the queue is empty, so no
+        batch is refused forever.
+        """
+        count = len(spans) + len(logs)
+        if self._shutdown:
+            return False
+        with self._batch_lock:
+            if self._batched and self._batched + count > self.options.max_queue:
+                return False
+            self._batched += count
+            self._batches.append((spans, logs))
+        if self._batched >= self.options.wake_at and not self._wake_requested:
+            self._wake()
+        return True
+
+    def ready(self) -> bool:
+        """Running, not shutting down, and with room in the queue."""
+        thread = self._thread
+        return (
+            not self._shutdown
+            and thread is not None
+            and thread.is_alive()
+            and self._batched < self.options.max_queue
+        )
+
+    def drain(self, timeout_s: float) -> bool:
+        """Stop taking records and score what is queued and in flight (SIGTERM)."""
+        return self.shutdown(timeout_s)
+
+    def queue_depth(self) -> float:
+        """Records waiting for the worker."""
+        return float(len(self._spans) + len(self._logs) + self._batched)
+
+    def traces_in_flight(self) -> float:
+        """Traces held by the assembler."""
+        return float(self._assembler.in_flight)
+
+    def _wake(self) -> None:
+        loop, event = self._loop, self._wake_event
+        if loop is None or event is None:
+            return
+        self._wake_requested = True
+        with contextlib.suppress(RuntimeError):  # loop closed: shutting down
+            loop.call_soon_threadsafe(event.set)
+
+    # ---- flush and shutdown ------------------------------------------------------------
+
+    def force_flush(self, timeout_s: float = 30.0) -> bool:
+        """Score everything received so far; True when done within ``timeout_s``.
+
+        Traces whose root has not ended are released as incomplete. Judge calls in
+        flight are awaited (within the timeout, after which they go on in the
+        background).
+        """
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return self.queue_depth() == 0 and self._assembler.in_flight == 0
+        done = threading.Event()
+        self._flush_waiters.append(done)
+        self._wake()
+        return done.wait(max(0.0, timeout_s))
+
+    def shutdown(self, timeout_s: float | None = None) -> bool:
+        """Stop taking records, score what is pending, stop the worker. Idempotent.
+
+        Returns True when everything was scored within ``timeout_s`` (default
+        ``options.shutdown_timeout_s``); judge calls still running at the deadline are
+        cancelled and their invocations counted as dropped.
+        """
+        with self._lifecycle:
+            if self._stopping:
+                return True
+            self._shutdown = True
+            self._stopping = True
+        deadline = self.options.shutdown_timeout_s if timeout_s is None else timeout_s
+        self._stop_deadline = time.monotonic() + max(0.0, deadline)
+        self._wake()
+        thread = self._thread
+        if thread is None:
+            return True
+        thread.join(max(0.0, deadline) + 1.0)
+        return not thread.is_alive() and self._drained
+
+    # ---- the worker --------------------------------------------------------------------
+
+    def _run(self) -> None:
+        self._worker_ident = threading.get_ident()
+        otel_context.attach(otel_context.set_value(_SUPPRESS_KEY, True))
+        loop = asyncio.new_event_loop()
+        self._drained = False
+        try:
+            loop.run_until_complete(self._main(loop))
+        except Exception:  # the worker must not die silently; the host app goes on
+            logger.exception("tracescore worker stopped")
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    async def _main(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._wake_event = asyncio.Event()
+        self._loop = loop
+        self._started.set()
+        while True:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake_event.wait(), self.options.tick_s)
+            self._wake_event.clear()
+            self._wake_requested = False
+            await self._pump()
+            self._release(self._assembler.due())
+            if self._stopping:
+                await self._finish()
+                return
+            if self._flush_waiters:
+                await self._flush()
+
+    async def _pump(self) -> None:
+        """Move the records queued now into the assembler, a chunk at a time.
+
+        Only what was queued when the pump started: under sustained overload the worker
+        still gets to release due traces between pumps.
+        """
+        budget = len(self._spans) + len(self._logs) + len(self._batches)
+        while budget > 0:
+            self._mark_damaged()
+            spans: list[SpanRecord] = []
+            local_roots: set[str] = set()
+            queue = self._spans
+            for _ in range(min(len(queue), _CHUNK)):
+                span = queue.popleft()
+                try:
+                    record = from_readable_span(span)
+                except Exception:  # a span the converter cannot read: count, go on
+                    self._count_drop("unreadable", 1)
+                    continue
+                parent = span.parent
+                if parent is not None and parent.is_remote:
+                    local_roots.add(record.span_id)
+                spans.append(record)
+            logs = [from_sdk_log(self._logs.popleft()) for _ in range(min(len(self._logs), _CHUNK))]
+            taken = len(spans) + len(logs)
+            if taken:
+                self._release(self._assembler.add(spans, logs, local_roots=frozenset(local_roots)))
+                self._take("spans", len(spans))
+                self._take("logs", len(logs))
+            if self._batches:
+                batch_spans, batch_logs = self._batches.popleft()
+                with self._batch_lock:
+                    self._batched -= len(batch_spans) + len(batch_logs)
+                taken += 1
+                self._release(self._assembler.add(batch_spans, batch_logs))
+                self._take("spans", len(batch_spans))
+                self._take("logs", len(batch_logs))
+            self._report_drops()
+            if not taken:
+                break
+            budget -= taken
+            await asyncio.sleep(0)  # let judge replies in between chunks
+
+    def _mark_damaged(self) -> None:
+        damaged = self._damaged
+        while damaged:
+            self._assembler.damage(f"{damaged.popleft():032x}")
+
+    def _take(self, kind: str, count: int) -> None:
+        if not count:
+            return
+        self.taken[kind] += count
+        metrics = self.scorer.metrics
+        if metrics is not None:
+            if kind == "spans":
+                metrics.spans_received(count)
+            else:
+                metrics.logs_received(count)
+
+    def _count_drop(self, reason: str, count: int) -> None:
+        self.taken[f"dropped:{reason}"] += count
+        metrics = self.scorer.metrics
+        if metrics is not None and count:
+            metrics.spans_dropped(reason, count)
+
+    def _report_drops(self) -> None:
+        """Report the hot path's and the assembler's drops (spans received, not scored)."""
+        with self._drop_lock:
+            queue_drops = self._queue_drops
+        new = queue_drops - self._reported_drops
+        if new:
+            self._reported_drops = queue_drops
+            self._take("spans", new)  # dropped spans were received too
+            self._count_drop("queue_full", new)
+        for reason, count in self._assembler.dropped.items():
+            self._count_drop(reason, count)
+        self._assembler.dropped.clear()
+
+    def _release(self, traces: list[LiveTrace]) -> None:
+        for trace in traces:
+            try:
+                self.scorer.submit(trace)
+            except Exception:  # a bug in scoring must not stop the worker
+                logger.exception("scoring trace %s failed", trace.trace_id)
+                self.scorer.count_failed(trace)
+
+    async def _flush(self) -> None:
+        """Release everything received so far; a task signals the waiters when scored.
+
+        The waiting runs beside the main loop, which keeps pumping: a slow judge delays
+        the flush, not the intake.
+        """
+        waiters = []
+        while self._flush_waiters:
+            waiters.append(self._flush_waiters.popleft())
+        await self._pump()
+        self._release(self._assembler.flush())
+        self._report_drops()
+        pending = self.scorer.snapshot()
+
+        async def finish() -> None:
+            if pending:
+                await asyncio.wait(pending)
+            await self._flush_sinks(30.0)
+            for done in waiters:
+                done.set()
+
+        task = asyncio.ensure_future(finish())
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _finish(self) -> None:
+        await self._pump()
+        self._mark_damaged()
+        self._release(self._assembler.flush())
+        self._report_drops()
+        remaining = self._stop_deadline - time.monotonic()
+        drained = await self.scorer.wait(max(0.0, remaining))
+        if self._flushes:
+            await asyncio.wait(set(self._flushes), timeout=max(0.0, remaining))
+        judge = self.scorer.judge
+        if judge is not None:
+            with contextlib.suppress(Exception):
+                await judge.backend.aclose()
+        await self._flush_sinks(max(0.1, self._stop_deadline - time.monotonic()))
+        events = self.scorer.events
+        if events is not None:
+            await asyncio.to_thread(events.shutdown)
+        self._drained = drained
+        while self._flush_waiters:
+            self._flush_waiters.popleft().set()
+
+    async def _flush_sinks(self, timeout_s: float) -> None:
+        events = self.scorer.events
+        if events is not None:
+            ok = await asyncio.to_thread(events.force_flush, int(timeout_s * 1000))
+            if not ok:
+                logger.warning("evaluation events not flushed within %.1fs", timeout_s)

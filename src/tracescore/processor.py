@@ -1,0 +1,183 @@
+"""``ScoringSpanProcessor``: score a live agent from inside its own process.
+
+Attach it to the agent's ``TracerProvider`` next to the usual exporters::
+
+    processor = ScoringSpanProcessor(criteria, goldens=golden_sets, metrics_port=9464)
+    provider.add_span_processor(processor)
+    logger_provider.add_log_record_processor(processor.log_processor)  # content in logs
+
+Contract with the host application:
+
+* ``on_end`` runs on the agent's thread and costs an append to a bounded deque: no
+  parsing, no logging, no lock held, never raises, never blocks. Everything else happens
+  on one worker thread (:class:`~tracescore.live.engine.LiveEngine`).
+* Memory is bounded (queue, traces in flight, spans per trace); what does not fit is
+  dropped, oldest first, and counted (``tracescore_spans_dropped_total{reason}``).
+* ``force_flush(timeout_millis)`` returns within its timeout, True when everything
+  received so far was scored; ``shutdown()`` is idempotent and bounded.
+* Judge calls and event export run with instrumentation suppressed, and spans ended on
+  the worker thread are ignored: tracescore never scores itself.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from opentelemetry.context import Context
+from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from prometheus_client import CollectorRegistry, start_http_server
+
+from tracescore.criteria import Criterion, informational_criteria
+from tracescore.eval_config import load_eval_config
+from tracescore.goldens import GoldenIndex, GoldenSet
+from tracescore.live.engine import LiveEngine, LiveOptions
+from tracescore.live.scorer import LiveScorer
+from tracescore.sampling import SamplingPolicy
+from tracescore.scoring import golden_matcher
+from tracescore.sinks.prometheus import ScoreMetrics
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from tracescore.judge.client import JudgeClient
+    from tracescore.sinks.otel_events import EvaluationEventSink
+
+__all__ = ["ScoringLogProcessor", "ScoringSpanProcessor"]
+
+
+class ScoringSpanProcessor(SpanProcessor):
+    """Scores the agent runs of the provider it is attached to.
+
+    Args:
+        criteria: The criteria (default: ADK's defaults, as with no ``eval_config``),
+            the informational ones are added.
+        goldens: Golden evalsets for the reference criteria.
+        sampling: Which invocations and criteria to score.
+        judge: Judge client for LLM-judged criteria.
+        registry: Where the metrics go (default: a new registry, never the global one).
+        metrics_port: Serve ``/metrics`` on this port (0: any free port).
+        metrics_host: Address for ``metrics_port``.
+        events: Evaluation events sink (results back to the tracing backend).
+        options: Queue bounds and windows.
+        window_s: Rolling window of ``tracescore_score_mean``.
+        clock: Monotonic seconds (tests drive the windows with a fake clock).
+
+    """
+
+    def __init__(
+        self,
+        criteria: Sequence[Criterion] | None = None,
+        *,
+        goldens: Sequence[GoldenSet] = (),
+        sampling: SamplingPolicy | None = None,
+        judge: JudgeClient | None = None,
+        registry: CollectorRegistry | None = None,
+        metrics_port: int | None = None,
+        metrics_host: str = "127.0.0.1",
+        events: EvaluationEventSink | None = None,
+        options: LiveOptions | None = None,
+        window_s: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if criteria is None:
+            criteria = [*load_eval_config(None), *informational_criteria()]
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.metrics = ScoreMetrics(self.registry, window_s=window_s, clock=clock)
+        self.scorer = LiveScorer(
+            criteria,
+            match=golden_matcher(GoldenIndex(goldens)),
+            sampling=sampling,
+            judge=judge,
+            metrics=self.metrics,
+            events=events,
+            max_judged_traces=(options or LiveOptions()).max_judged_traces,
+        )
+        self._http: WSGIServer | None = None
+        self.metrics_port: int | None = None
+        if metrics_port is not None:
+            server, _ = start_http_server(metrics_port, addr=metrics_host, registry=self.registry)
+            self._http = server
+            self.metrics_port = server.server_port
+        self.engine = LiveEngine(self.scorer, options=options, clock=clock)
+        # The hot path: SynchronousMultiSpanProcessor calls ``on_end`` for every span;
+        # binding the engine's method here saves a Python frame per span.
+        self.on_end = self.engine.push_span  # type: ignore[method-assign]
+        self.log_processor = ScoringLogProcessor(self.engine)
+
+    @classmethod
+    def from_settings(
+        cls,
+        path: str | Path,
+        *,
+        registry: CollectorRegistry | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> ScoringSpanProcessor:
+        """A processor configured by a settings file (``[live]``, ``[sampling]``, ...).
+
+        Raises:
+            ConfigError: the file, its criteria, goldens or judge settings are invalid.
+
+        """
+        from tracescore.live.config import build_live  # noqa: PLC0415 - avoids a cycle
+
+        live = build_live(path)
+        return cls(
+            live.criteria,
+            goldens=live.goldens,
+            sampling=live.sampling,
+            judge=live.judge,
+            registry=registry,
+            metrics_port=live.metrics_port,
+            metrics_host=live.metrics_host,
+            events=live.events,
+            options=live.options,
+            window_s=live.window_s,
+            clock=clock,
+        )
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        """Nothing to do when a span starts."""
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Queue a finished span (replaced per instance by the engine's hot path)."""
+        self.engine.push_span(span)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Score everything received so far; False when ``timeout_millis`` passed first."""
+        return self.engine.force_flush(timeout_millis / 1000)
+
+    def shutdown(self) -> None:
+        """Score what is pending (within ``options.shutdown_timeout_s``), then stop.
+
+        Idempotent. Stops the metrics server this processor started.
+        """
+        self.engine.shutdown()
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http = None
+
+
+class ScoringLogProcessor(LogRecordProcessor):
+    """Feeds log records (GenAI content events) to a processor's engine.
+
+    Get it from :attr:`ScoringSpanProcessor.log_processor`; same hot-path contract.
+    """
+
+    def __init__(self, engine: LiveEngine) -> None:
+        self._engine = engine
+
+    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+        """Queue a log record. O(1); never raises."""
+        self._engine.push_log(log_record)
+
+    def shutdown(self) -> None:
+        """Nothing of its own: the span processor owns the engine."""
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Flush the shared engine."""
+        return self._engine.force_flush(timeout_millis / 1000)

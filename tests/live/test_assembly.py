@@ -1,0 +1,90 @@
+"""Live trace assembly by wall-clock windows (fake clock, no sleeps)."""
+
+from __future__ import annotations
+
+from spanbuilder import TraceBuilder
+from tracescore.live.assembly import LiveAssembler
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_complete_after_idle_window_and_orphans_after_ttl() -> None:
+    clock = Clock()
+    asm = LiveAssembler(idle_s=2, orphan_ttl_s=30, clock=clock)
+    rooted, orphan = TraceBuilder(), TraceBuilder()
+    root = rooted.span("root")
+    child = rooted.span("child", root)
+    orphan.span("child", orphan.span("remote-parent"))
+    orphan.spans[0].parent_span_id = "ffffffffffffffff"  # its root lives elsewhere
+    asm.add([child, *orphan.spans])
+    clock.now += 1.5
+    asm.add([root])
+    clock.now += 1.9
+    assert asm.due() == []  # the idle window counts from the last record
+    clock.now += 0.2
+    [done] = asm.due()
+    assert done.trace_id == rooted.trace_id and done.kind == "complete"
+    assert [s.name for s in done.spans] == ["child", "root"]
+    clock.now += 30
+    [late] = asm.due()
+    assert late.trace_id == orphan.trace_id and late.kind == "incomplete"
+    assert asm.in_flight == 0
+    # a record of a released trace is late: dropped and counted, never scored twice
+    asm.add([rooted.span("straggler", root)])
+    assert asm.dropped["late_record"] == 1 and asm.in_flight == 0
+
+
+def test_remote_parent_is_a_local_root() -> None:
+    clock = Clock()
+    asm = LiveAssembler(idle_s=1, orphan_ttl_s=60, clock=clock)
+    t = TraceBuilder()
+    span = t.span("server")
+    span.parent_span_id = "abcdefabcdefabcd"
+    asm.add([span], local_roots=frozenset({span.span_id}))
+    clock.now += 1
+    [done] = asm.due()
+    assert done.kind == "complete"
+
+
+def test_bounds_drop_oldest_and_count() -> None:
+    clock = Clock()
+    asm = LiveAssembler(idle_s=1, max_traces=2, max_spans_per_trace=3, clock=clock)
+    traces = [TraceBuilder() for _ in range(3)]
+    for t in traces:
+        t.span("root")
+    asm.add(traces[0].spans)
+    asm.add(traces[1].spans)
+    clock.now += 0.1
+    asm.add(traces[0].spans)  # trace 0 is now the most recent
+    evicted = asm.add(traces[2].spans)
+    assert [e.trace_id for e in evicted] == [traces[1].trace_id]
+    assert evicted[0].kind == "dropped" and evicted[0].drop_reason == "max_traces"
+    assert asm.dropped["trace_evicted"] == 1
+    big = TraceBuilder()
+    root = big.span("root")
+    asm2 = LiveAssembler(max_spans_per_trace=3, clock=clock)
+    asm2.add([root, *(big.span(f"c{i}", root) for i in range(4))])
+    assert asm2.dropped["trace_too_large"] == 2
+
+
+def test_damaged_traces_are_released_as_dropped() -> None:
+    clock = Clock()
+    asm = LiveAssembler(idle_s=1, clock=clock)
+    t = TraceBuilder()
+    asm.damage(t.trace_id)  # its span was lost before it arrived
+    asm.add([t.span("root")])
+    clock.now += 1
+    [done] = asm.due()
+    assert done.kind == "dropped" and done.drop_reason == "queue_full"
+    # logs without a trace id cannot be tied to anything
+    from tracescore.spans import LogRecord
+
+    asm.add([], [LogRecord(trace_id=None, span_id=None)])
+    assert asm.dropped["no_trace_id"] == 1
+    assert [x.kind for x in asm.flush()] == []

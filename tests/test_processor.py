@@ -1,0 +1,226 @@
+"""ScoringSpanProcessor: real SDK spans in, Prometheus registry values out."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from prometheus_client import CollectorRegistry
+
+from live_agent import run_agent
+from live_fixtures import PARIS, total, value, write_goldens
+from tracescore.criteria import Criterion, EvalContext
+from tracescore.criteria.base import Score
+from tracescore.eval_config import criteria_from_config
+from tracescore.live.engine import LiveOptions
+from tracescore.processor import ScoringSpanProcessor
+from tracescore.sampling import SamplingPolicy
+
+CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+
+
+def criteria(spec: dict[str, Any] | None = None) -> list[Criterion]:
+    return criteria_from_config({"criteria": spec or CRITERIA}, source="test")
+
+
+@pytest.fixture
+def make(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    made: list[tuple[TracerProvider, ScoringSpanProcessor]] = []
+
+    def build(**kw: Any) -> tuple[Any, ScoringSpanProcessor]:
+        kw.setdefault("registry", CollectorRegistry())
+        crit = kw.pop("criteria", None) or criteria()
+        proc = ScoringSpanProcessor(crit, **kw)
+        provider = TracerProvider()
+        provider.add_span_processor(proc)
+        made.append((provider, proc))
+        return provider.get_tracer("test"), proc
+
+    yield build
+    for provider, _ in made:
+        provider.shutdown()
+
+
+def test_outcomes_scores_and_thresholds(make: Any, tmp_path: Path) -> None:
+    goldens = write_goldens(
+        tmp_path, {"paris": (PARIS, [("get_weather", {"city": "Paris"})], "It is 21C in Paris.")}
+    )
+    tracer, proc = make(goldens=goldens)
+    ids = [run_agent(tracer) for _ in range(3)]
+    run_agent(tracer, tools=[("get_weather", {"city": "Rome"}, "25C")])  # wrong argument
+    run_agent(tracer, user="Something never seen")  # no golden
+    with tracer.start_as_current_span("GET /health"):  # a trace without agent activity
+        pass
+    assert proc.force_flush(10_000)
+    reg = proc.registry
+    assert total(reg, "tracescore_invocations_total", "outcome") == {"scored": 4, "no_golden": 1}
+    assert total(reg, "tracescore_traces_total", "outcome") == {
+        "scored": 4,
+        "no_golden": 1,
+        "no_agent": 1,
+    }
+    ev = "tracescore_evaluations_total"
+    labels = {"agent": "weather_agent", "criterion": "tool_trajectory_avg_score"}
+    assert value(reg, ev, **labels, status="passed") == 3
+    assert value(reg, ev, **labels, status="failed") == 1
+    assert value(reg, ev, **labels, status="not_evaluated") == 1
+    assert value(reg, "tracescore_score_count", **labels) == 4
+    assert value(reg, "tracescore_score_sum", **labels) == 3.0
+    assert value(reg, "tracescore_threshold", criterion="response_match_score") == 0.8
+    assert value(reg, "tracescore_spans_received_total") == 5 * 4 + 1
+    assert value(reg, "tracescore_queue_depth") == 0
+    assert value(reg, "tracescore_traces_in_flight") == 0
+    assert proc.scorer.invocation_outcomes == {"scored": 4, "no_golden": 1}
+    from prometheus_client.openmetrics.exposition import generate_latest
+
+    exposition = generate_latest(reg).decode()
+    assert any(f'trace_id="{i}"' in exposition for i in ids)  # exemplars link to traces
+
+
+def test_windows_release_traces_without_flush(make: Any) -> None:
+    now = [1000.0]
+    tracer, proc = make(clock=lambda: now[0], options=LiveOptions(idle_s=5, tick_s=0.01))
+    pumped, released = threading.Event(), threading.Event()
+    proc.metrics.spans_received = _observe(proc.metrics.spans_received, pumped)
+    proc.metrics.record_trace = _observe(proc.metrics.record_trace, released)
+    run_agent(tracer)
+    proc.engine._wake()
+    assert pumped.wait(10)
+    now[0] += 4.9
+    assert not released.wait(0.1)  # the worker ticks every 10 ms: still inside the window
+    assert proc.scorer.trace_outcomes == {}
+    now[0] += 0.1
+    assert released.wait(10)
+    assert proc.scorer.trace_outcomes == {"no_golden": 1}
+
+
+def _observe(fn: Any, event: threading.Event) -> Any:
+    def wrapped(*a: Any, **kw: Any) -> Any:
+        result = fn(*a, **kw)
+        event.set()
+        return result
+
+    return wrapped
+
+
+def test_sampling_is_counted_not_forgotten(make: Any) -> None:
+    tracer, proc = make(sampling=SamplingPolicy(rate=0.5))
+    for _ in range(200):
+        run_agent(tracer)
+    assert proc.force_flush(10_000)
+    outcomes = total(proc.registry, "tracescore_invocations_total", "outcome")
+    assert set(outcomes) == {"sampled_out", "no_golden"}
+    assert sum(outcomes.values()) == 200
+    assert 60 < outcomes["sampled_out"] < 140
+    sampled = value(
+        proc.registry,
+        "tracescore_evaluations_total",
+        agent="weather_agent",
+        criterion="response_match_score",
+        status="sampled_out",
+    )
+    assert sampled == outcomes["sampled_out"]
+
+
+def test_errored_runs_always_scored(make: Any) -> None:
+    tracer, proc = make(sampling=SamplingPolicy(rate=0.0, always_score_errors=True))
+    run_agent(tracer)
+    run_agent(tracer, error=True)
+    assert proc.force_flush(10_000)
+    assert proc.scorer.invocation_outcomes == {"sampled_out": 1, "no_golden": 1}
+
+
+def test_queue_overflow_drops_oldest_and_every_trace_is_counted(make: Any) -> None:
+    tracer, proc = make(options=LiveOptions(max_queue=50, wake_at=10**9, tick_s=3600))
+    # The worker sleeps (long tick, no wake-ups): the queue overflows.
+    for _ in range(40):
+        run_agent(tracer)
+    assert proc.force_flush(10_000)
+    reg = proc.registry
+    dropped = value(reg, "tracescore_spans_dropped_total", reason="queue_full")
+    assert dropped == 40 * 4 - 50
+    assert value(reg, "tracescore_spans_received_total") == 40 * 4
+    outcomes = total(reg, "tracescore_invocations_total", "outcome")
+    traces = total(reg, "tracescore_traces_total", "outcome")
+    # every run ends in exactly one outcome; damaged traces are dropped, never half-scored
+    assert sum(outcomes.values()) == 40 == sum(traces.values())
+    assert outcomes["dropped"] >= 40 - 50 // 4 - 1
+    assert outcomes.get("no_golden", 0) == 40 - outcomes["dropped"]
+
+
+_TRACER: list[Any] = []
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpanMakingCriterion(Criterion):
+    """A criterion that makes a span while scoring (as an instrumented library would)."""
+
+    name: ClassVar[str] = "span_maker"
+
+    def score(self, ctx: EvalContext) -> Score:
+        with _TRACER[0].start_as_current_span("tracescore-internal"):
+            pass
+        return Score(value=1.0)
+
+
+def test_spans_made_by_the_worker_are_never_scored(make: Any) -> None:
+    crit = SpanMakingCriterion(threshold=0.5)
+    tracer, proc = make(criteria=[crit])
+    _TRACER[:] = [tracer]
+    run_agent(tracer)
+    assert proc.force_flush(10_000)
+    assert proc.force_flush(10_000)
+    assert value(proc.registry, "tracescore_spans_received_total") == 4
+    assert total(proc.registry, "tracescore_traces_total", "outcome") == {"scored": 1}
+
+
+def test_on_end_never_raises_and_shutdown_is_idempotent(make: Any) -> None:
+    tracer, proc = make()
+    proc.on_end(object())  # type: ignore[arg-type]  # garbage: counted as unreadable
+    assert proc.force_flush(10_000)
+    assert value(proc.registry, "tracescore_spans_dropped_total", reason="unreadable") == 1
+    proc.shutdown()
+    proc.shutdown()
+    run_agent(tracer)  # after shutdown: ignored, not an error
+    assert proc.force_flush(100) is True
+    assert not proc.engine.ready()
+
+
+def test_metrics_port_serves_the_registry(make: Any) -> None:
+    import httpx
+
+    tracer, proc = make(metrics_port=0)
+    run_agent(tracer)
+    assert proc.force_flush(10_000)
+    body = httpx.get(f"http://127.0.0.1:{proc.metrics_port}/metrics").text
+    assert 'tracescore_invocations_total{agent="weather_agent",outcome="no_golden"} 1.0' in body
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_worker_survives_fork(make: Any) -> None:
+    tracer, proc = make()
+    run_agent(tracer)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            run_agent(tracer)
+            run_agent(tracer)
+            ok = proc.force_flush(10_000)
+            outcomes = proc.scorer.invocation_outcomes
+            os.write(write, f"{ok} {outcomes.get('no_golden', 0)}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    _, status = os.waitpid(pid, 0)
+    report = os.read(read, 100).decode()
+    assert os.waitstatus_to_exitcode(status) == 0
+    # the child scored its own two runs with a fresh worker; the parent still has its one
+    assert report == "True 2"
+    assert proc.force_flush(10_000)
+    assert proc.scorer.invocation_outcomes == {"no_golden": 1}
