@@ -39,6 +39,7 @@ from tracescore.parallel import Part, plan_parts, write_jsonl_parallel
 from tracescore.replay import replay, results_jsonl
 from tracescore.report import junit_xml, print_judge_usage, print_report
 from tracescore.settings import load_settings
+from tracescore.sinks.push import push_results
 
 __all__ = ["main"]
 
@@ -368,6 +369,18 @@ def _default_set_id(output: str) -> str:
     default=None,
     help="Daily judge spend cap; beyond it criteria are NOT_EVALUATED 'budget exhausted'.",
 )
+@click.option(
+    "--pushgateway",
+    default=None,
+    metavar="URL",
+    help="Push the scores to this Prometheus Pushgateway after the replay.",
+)
+@click.option(
+    "--pushgateway-job",
+    default="tracescore",
+    show_default=True,
+    help="The job label (and grouping key) of the pushed metrics.",
+)
 @click.pass_context
 def replay_command(
     ctx: click.Context,
@@ -386,6 +399,8 @@ def replay_command(
     judge_cache: str | None,
     judge_concurrency: int | None,
     judge_budget_usd: float | None,
+    pushgateway: str | None,
+    pushgateway_job: str,
 ) -> None:
     """Score exported traces (or evalsets of recorded runs) against goldens, like adk eval.
 
@@ -424,6 +439,8 @@ def replay_command(
             _write_file(output, results_jsonl(result))
         if junit:
             _write_file(junit, junit_xml(result))
+        if pushgateway:
+            push_results(result.invocations, criteria, url=pushgateway, job=pushgateway_job)
     except TraceFormatError as exc:
         err.print(f"bad record (--strict): {exc.located()}", markup=False)
         raise SystemExit(2) from None

@@ -1,0 +1,1 @@
+"""Where results go: Prometheus metrics, OTel evaluation events."""

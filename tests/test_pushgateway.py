@@ -1,0 +1,208 @@
+"""`tracescore replay --pushgateway` against a real Prometheus Pushgateway on 127.0.0.1.
+
+Needs ``/usr/bin/prometheus-pushgateway`` (Debian package ``prometheus-pushgateway``).
+Without it the tests skip, unless ``TRACESCORE_REQUIRE_PROMETHEUS`` is set (as in CI),
+where a missing binary is a failure.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from prometheus_client.parser import text_string_to_metric_families
+
+from tracescore.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ARGS = [
+    "replay",
+    str(EXAMPLES / "traces"),
+    "--goldens",
+    str(EXAMPLES / "goldens"),
+    "--config",
+    str(EXAMPLES / "eval_config.json"),
+]
+BINARY = "/usr/bin/prometheus-pushgateway"
+READY_DEADLINE_S = 20.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        body: bytes = resp.read()
+        return body
+
+
+@pytest.fixture
+def pushgateway(tmp_path: Path) -> Iterator[str]:
+    """A Pushgateway on a free loopback port; its base URL. Killed at teardown."""
+    binary = shutil.which(BINARY) or shutil.which("prometheus-pushgateway")
+    if binary is None:
+        if os.environ.get("TRACESCORE_REQUIRE_PROMETHEUS"):
+            pytest.fail(f"{BINARY} is missing and TRACESCORE_REQUIRE_PROMETHEUS is set")
+        pytest.skip("prometheus-pushgateway is not installed")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (tmp_path / "pushgateway.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            binary,
+            f"--web.listen-address=127.0.0.1:{port}",
+            f"--persistence.file={tmp_path / 'pushgateway.data'}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + READY_DEADLINE_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"pushgateway exited with {proc.returncode}: see {log.name}")
+            try:
+                _get(f"{url}/-/ready")  # 200 once ready; HTTPError (a URLError) before
+                break
+            except (urllib.error.URLError, ConnectionError):
+                pass  # not listening or not ready yet
+            if time.monotonic() > deadline:
+                pytest.fail(f"pushgateway not ready within {READY_DEADLINE_S} s")
+            time.sleep(0.05)  # polling an external server's readiness, not our own threads
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _samples(url: str, name: str) -> dict[frozenset[tuple[str, str]], float]:
+    """Samples called ``name`` on the gateway's /metrics, keyed by their label set."""
+    text = _get(f"{url}/metrics").decode()
+    return {
+        frozenset(sample.labels.items()): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == name
+    }
+
+
+def _key(**labels: str) -> frozenset[tuple[str, str]]:
+    return frozenset(labels.items())
+
+
+def test_replay_pushes_outcomes_scores_and_thresholds(pushgateway: str, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    result = CliRunner().invoke(
+        main,
+        [
+            *ARGS,
+            "--output",
+            str(out),
+            "--pushgateway",
+            pushgateway,
+            "--pushgateway-job",
+            "nightly",
+            "-q",
+        ],
+    )
+    assert result.exit_code == 1, result.output  # the examples include failures (CI gate)
+    records = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+
+    # Expectations from the same replay's JSON Lines output.
+    outcomes = Counter((r["agent"] or "unknown", r["outcome"]) for r in records)
+    scores: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        for name, c in r["criteria"].items():
+            if c["status"] in ("PASSED", "FAILED") and c["score"] is not None:
+                scores.setdefault((r["agent"] or "unknown", name), []).append(c["score"])
+    thresholds = {
+        name: c["threshold"]
+        for r in records
+        for name, c in r["criteria"].items()
+        if c["threshold"] is not None
+    }
+    assert outcomes and scores  # the examples do score something
+
+    job = {"job": "nightly", "instance": ""}
+    pushed = _samples(pushgateway, "tracescore_invocations_total")
+    assert pushed == {
+        _key(**job, agent=agent, outcome=outcome): float(n)
+        for (agent, outcome), n in outcomes.items()
+    }
+    counts = _samples(pushgateway, "tracescore_score_count")
+    sums = _samples(pushgateway, "tracescore_score_sum")
+    means = _samples(pushgateway, "tracescore_score_mean")
+    assert set(counts) == {_key(**job, agent=a, criterion=c) for a, c in scores}
+    for (agent, criterion), values in scores.items():
+        key = _key(**job, agent=agent, criterion=criterion)
+        assert counts[key] == len(values)
+        assert math.isclose(sums[key], sum(values), abs_tol=1e-9)
+        assert math.isclose(means[key], sum(values) / len(values), abs_tol=1e-9)
+    assert _samples(pushgateway, "tracescore_threshold") == {
+        _key(**job, criterion=name): t for name, t in thresholds.items()
+    }
+    # Only what a replay knows: no receiver series pushed as zeros.
+    assert not _samples(pushgateway, "tracescore_spans_received_total")
+    assert not _samples(pushgateway, "tracescore_queue_depth")
+
+
+def test_a_second_push_replaces_the_first(pushgateway: str, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    for _ in range(2):
+        args = [*ARGS, "-q", "--pushgateway", pushgateway, "--output", str(out)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1, result.output
+    total = len(out.read_bytes().splitlines())
+    pushed = _samples(pushgateway, "tracescore_invocations_total")
+    assert {dict(k)["job"] for k in pushed} == {"tracescore"}  # the default job
+    assert sum(pushed.values()) == total  # replaced, not added up
+
+
+def test_unreachable_pushgateway_is_one_line_and_exit_2() -> None:
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    result = CliRunner().invoke(main, [*ARGS, "-q", "--pushgateway", url])
+    assert result.exit_code == 2
+    assert isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: cannot push metrics to the Pushgateway at {url}: ")
+    assert "refused" in lines[0].lower()
+    assert "Traceback" not in result.output
+
+
+def test_malformed_pushgateway_url_is_a_config_error() -> None:
+    result = CliRunner().invoke(main, [*ARGS, "-q", "--pushgateway", "ftp://example.org"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "error: pushgateway URL 'ftp://example.org': expected http(s)://host[:port]"
+    )
+
+
+def test_push_refused_by_the_gateway_names_the_status(pushgateway: str) -> None:
+    url = f"{pushgateway}/no/such/prefix"  # the gateway answers 404 under this path
+    result = CliRunner().invoke(main, [*ARGS, "-q", "--pushgateway", url])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: cannot push metrics to the Pushgateway at {url}: HTTP 404")
