@@ -326,9 +326,7 @@ class ScoreMetrics:
             elif res.status in ("passed", "failed") and res.score is not None:
                 if not math.isfinite(res.score):
                     continue  # NaN or inf would poison the sum and the mean
-                self._child(self._score, agent, res.criterion).observe(
-                    res.score, exemplar=exemplar
-                )
+                self._child(self._score, agent, res.criterion).observe(res.score, exemplar=exemplar)
                 self._mean.add(agent, res.criterion, res.score)
         for name in sampled_out:
             self._child(self._evaluations, agent, name, "sampled_out").inc()
