@@ -33,12 +33,10 @@ from prometheus_client import CollectorRegistry, start_http_server
 
 from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import load_eval_config
-from tracescore.goldens import GoldenIndex, GoldenSet
+from tracescore.goldens import GoldenSet
 from tracescore.live.engine import LiveEngine, LiveOptions
 from tracescore.live.scorer import LiveScorer
 from tracescore.sampling import SamplingPolicy
-from tracescore.scoring import golden_matcher
-from tracescore.sinks.prometheus import ScoreMetrics
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -86,16 +84,19 @@ class ScoringSpanProcessor(SpanProcessor):
         if criteria is None:
             criteria = [*load_eval_config(None), *informational_criteria()]
         self.registry = registry if registry is not None else CollectorRegistry()
-        self.metrics = ScoreMetrics(self.registry, window_s=window_s, clock=clock)
-        self.scorer = LiveScorer(
+        self.scorer = LiveScorer.build(
             criteria,
-            match=golden_matcher(GoldenIndex(goldens)),
+            registry=self.registry,
+            goldens=goldens,
             sampling=sampling,
             judge=judge,
-            metrics=self.metrics,
             events=events,
+            window_s=window_s,
             max_judged_traces=(options or LiveOptions()).max_judged_traces,
+            clock=clock,
         )
+        assert self.scorer.metrics is not None
+        self.metrics = self.scorer.metrics
         self._http: WSGIServer | None = None
         self.metrics_port: int | None = None
         if metrics_port is not None:

@@ -35,7 +35,6 @@ def build(judge: Any, **kw: Any) -> tuple[Any, ScoringSpanProcessor, TracerProvi
     proc = ScoringSpanProcessor(
         criteria, judge=judge, registry=CollectorRegistry(), sampling=ALL_JUDGED, **kw
     )
-    judge.observer = proc.metrics.observe_judge
     provider = TracerProvider()
     provider.add_span_processor(proc)
     return provider.get_tracer("t"), proc, provider

@@ -137,7 +137,6 @@ def test_load_with_a_slow_judge() -> None:
             sampling=SamplingPolicy(judged_rate=0.05),
             options=options,
         )
-        judge.observer = proc.metrics.observe_judge
         provider = TracerProvider()
         provider.add_span_processor(proc)
         samples: list[tuple[float, float, float]] = []

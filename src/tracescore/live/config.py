@@ -47,6 +47,7 @@ from tracescore.sampling import SamplingPolicy
 
 if TYPE_CHECKING:
     from tracescore.judge.client import JudgeClient
+    from tracescore.judge.config import JudgeSettings
     from tracescore.sinks.otel_events import EvaluationEventSink
 
 __all__ = [
@@ -166,10 +167,12 @@ def build_live(
     *,
     eval_config: str | None = None,
     goldens: list[str] | None = None,
+    judge_settings: JudgeSettings | None = None,
 ) -> LiveBuild:
     """Build the live pipeline's parts from a settings file (None: all defaults).
 
-    ``eval_config`` and ``goldens`` override ``[live]``'s (command-line flags).
+    ``eval_config``, ``goldens`` and ``judge_settings`` override the file's (command-line
+    flags).
 
     Raises:
         ConfigError: invalid settings, criteria, goldens or judge settings.
@@ -187,7 +190,8 @@ def build_live(
     golden_paths = goldens if goldens is not None else live.goldens
     sampling = settings.sampling.policy()
     sampling.check_criteria(criteria)
-    judge = build_judge(settings.judge) if any(c.judged for c in criteria) else None
+    judged = any(c.judged for c in criteria)
+    judge = build_judge(judge_settings or settings.judge) if judged else None
     events = None
     if settings.events.endpoint:
         events = EvaluationEventSink.to_otlp(

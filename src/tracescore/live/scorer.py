@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
+from prometheus_client import CollectorRegistry
+
 from tracescore.criteria import Criterion
+from tracescore.goldens import GoldenIndex, GoldenSet
 from tracescore.live.assembly import LiveTrace
 from tracescore.model import Invocation
 from tracescore.sampling import SamplingDecision, SamplingPolicy
@@ -33,6 +37,7 @@ from tracescore.scoring import (
     InvocationResult,
     Matcher,
     Outcome,
+    golden_matcher,
     score_invocation,
     score_invocation_async,
 )
@@ -40,7 +45,7 @@ from tracescore.spans import STATUS_ERROR, Attributes, AttrValue, SpanRecord
 from tracescore.trajectory import build_invocations
 
 if TYPE_CHECKING:
-    from tracescore.judge.client import JudgeClient
+    from tracescore.judge.client import JudgeCallRecord, JudgeClient
     from tracescore.sinks.otel_events import EvaluationEventSink
     from tracescore.sinks.prometheus import ScoreMetrics
 
@@ -114,6 +119,48 @@ class LiveScorer:
         self.invocation_outcomes: dict[str, int] = {}
         if metrics is not None:
             metrics.set_thresholds(self.criteria)
+
+    @classmethod
+    def build(
+        cls,
+        criteria: Sequence[Criterion],
+        *,
+        registry: CollectorRegistry,
+        goldens: Sequence[GoldenSet] = (),
+        sampling: SamplingPolicy | None = None,
+        judge: JudgeClient | None = None,
+        events: EvaluationEventSink | None = None,
+        window_s: float = 300.0,
+        max_judged_traces: int = 256,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> LiveScorer:
+        """A scorer with its metrics on ``registry`` and the judge reporting to them.
+
+        A judge that already has an observer keeps it; the metrics observer is added.
+        """
+        from tracescore.sinks.prometheus import ScoreMetrics  # noqa: PLC0415 - cycle
+
+        metrics = ScoreMetrics(registry, window_s=window_s, clock=clock)
+        if judge is not None:
+            previous = judge.observer
+            if previous is None:
+                judge.observer = metrics.observe_judge
+            else:
+
+                def both(record: JudgeCallRecord) -> None:
+                    previous(record)
+                    metrics.observe_judge(record)
+
+                judge.observer = both
+        return cls(
+            criteria,
+            match=golden_matcher(GoldenIndex(goldens)),
+            sampling=sampling,
+            judge=judge,
+            metrics=metrics,
+            events=events,
+            max_judged_traces=max_judged_traces,
+        )
 
     @property
     def pending(self) -> int:

@@ -1,0 +1,5 @@
+"""``python -m tracescore``: the command line."""
+
+from tracescore.cli import main
+
+main()

@@ -1,0 +1,162 @@
+"""``tracescore serve`` end to end: real OTLP exporters → the running service → /metrics.
+
+The service runs as a subprocess (its own signals and event loop), on free ports of
+127.0.0.1 written to ``--ready-file``; agents are simulated with the real OTel SDK and
+exported with opentelemetry-exporter-otlp's own exporters, over gRPC and HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+    OTLPSpanExporter as GrpcSpanExporter,
+)
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+    OTLPSpanExporter as HttpSpanExporter,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from prometheus_client.parser import text_string_to_metric_families
+
+from live_agent import run_agent
+from live_fixtures import PARIS, write_goldens
+
+
+class Service:
+    def __init__(self, proc: subprocess.Popen[bytes], ports: dict[str, int]) -> None:
+        self.proc = proc
+        self.http_port = ports["http_port"]
+        self.grpc_port = ports["grpc_port"]
+
+    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        text = httpx.get(f"http://127.0.0.1:{self.http_port}/metrics").text
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
+
+
+def start_service(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Service:
+    ready = tmp_path / "ready.json"
+    settings = tmp_path / "tracescore.toml"
+    settings.write_text(
+        "[live]\nidle_s = 0.2\ntick_s = 0.05\n"
+        "criteria = { tool_trajectory_avg_score = 1.0, response_match_score = 0.5 }\n"
+    )
+    cmd = [
+        sys.executable, "-m", "tracescore", "--settings", str(settings), "serve",
+        "--grpc-port", "0", "--http-port", "0", "--ready-file", str(ready), *args,
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=tmp_path
+    )
+    deadline = time.monotonic() + 60
+    while not ready.exists():  # the service's start-up, not one of our threads
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(proc.stderr.read().decode() if proc.stderr else "no start")
+        time.sleep(0.05)
+    return Service(proc, json.loads(ready.read_text()))
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Service]:
+    write_goldens(
+        tmp_path, {"paris": (PARIS, [("get_weather", {"city": "Paris"})], "It is 21C in Paris.")}
+    )
+    svc = start_service(tmp_path, "--goldens", str(tmp_path / "live.evalset.json"))
+    yield svc
+    if svc.proc.poll() is None:
+        svc.proc.kill()
+        svc.proc.wait()
+
+
+def agent_provider(exporter: object) -> TracerProvider:
+    provider = TracerProvider(resource=Resource.create({"service.name": "agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))  # type: ignore[arg-type]
+    return provider
+
+
+def wait_for(svc: Service, key: tuple[str, tuple[tuple[str, str], ...]], want: float) -> dict:
+    """Scrape until a series reaches ``want`` (the service scores asynchronously)."""
+    deadline = time.monotonic() + 30
+    while True:
+        metrics = svc.metrics()
+        if metrics.get(key, 0) >= want or time.monotonic() > deadline:
+            return metrics
+        time.sleep(0.05)
+
+
+def test_grpc_and_http_exporters_are_scored(service: Service) -> None:
+    grpc = agent_provider(
+        GrpcSpanExporter(endpoint=f"127.0.0.1:{service.grpc_port}", insecure=True)
+    )
+    http = agent_provider(
+        HttpSpanExporter(endpoint=f"http://127.0.0.1:{service.http_port}/v1/traces")
+    )
+    for provider in (grpc, http):
+        tracer = provider.get_tracer("agent")
+        run_agent(tracer)  # matches the golden: passes
+        run_agent(tracer, tools=[("get_weather", {"city": "Rome"}, "25C")])  # fails
+        run_agent(tracer, user="never seen")  # no golden
+        provider.shutdown()
+    key = ("tracescore_traces_total", (("outcome", "no_golden"),))
+    metrics = wait_for(service, key, 2)
+    inv = "tracescore_invocations_total"
+    agent = ("agent", "weather_agent")
+    assert metrics[(inv, (agent, ("outcome", "scored")))] == 4
+    assert metrics[(inv, (agent, ("outcome", "no_golden")))] == 2
+    traj = (agent, ("criterion", "tool_trajectory_avg_score"))
+    assert metrics[("tracescore_evaluations_total", (*traj, ("status", "passed")))] == 2
+    assert metrics[("tracescore_evaluations_total", (*traj, ("status", "failed")))] == 2
+    assert metrics[("tracescore_spans_received_total", ())] == 6 * 4
+    assert metrics[("tracescore_threshold", (("criterion", "response_match_score"),))] == 0.5
+    requests = "tracescore_receiver_requests_total"
+    by_transport = {
+        dict(labels)["transport"]: v for (name, labels), v in metrics.items() if name == requests
+    }
+    assert by_transport == {"grpc": 12, "http": 12}  # SimpleSpanProcessor: one per span
+    assert httpx.get(f"http://127.0.0.1:{service.http_port}/readyz").status_code == 200
+    # OpenMetrics exposition carries the exemplars linking scores to traces
+    om = httpx.get(
+        f"http://127.0.0.1:{service.http_port}/metrics",
+        headers={"Accept": "application/openmetrics-text; version=1.0.0"},
+    ).text
+    assert '# {trace_id="' in om
+
+
+def test_sigterm_drains_and_exits_zero(service: Service) -> None:
+    provider = agent_provider(
+        HttpSpanExporter(endpoint=f"http://127.0.0.1:{service.http_port}/v1/traces")
+    )
+    for _ in range(5):
+        run_agent(provider.get_tracer("agent"))
+    provider.shutdown()
+    service.proc.send_signal(signal.SIGTERM)
+    assert service.proc.wait(timeout=60) == 0
+
+
+def test_bad_settings_exit_2_with_one_line(tmp_path: Path) -> None:
+    settings = tmp_path / "bad.toml"
+    settings.write_text("[sampling]\nrate = 3\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tracescore", "--settings", str(settings), "serve"],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.decode().count("\n") == 1
+    assert "sampling.rate" in proc.stderr.decode()
