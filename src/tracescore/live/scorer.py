@@ -84,7 +84,8 @@ class LiveScorer:
         metrics: Prometheus sink.
         events: Evaluation-event sink.
         max_judged_traces: Traces waiting for the judge at once.
-        max_conversations: Conversations whose recent turns are kept.
+        max_conversations: Conversations whose recent turns are kept (least recently
+            active ones are forgotten first; their next turn is matched alone).
         max_turns: Turns kept per conversation.
 
     """
@@ -99,8 +100,8 @@ class LiveScorer:
         metrics: ScoreMetrics | None = None,
         events: EvaluationEventSink | None = None,
         max_judged_traces: int = 256,
-        max_conversations: int = 10_000,
-        max_turns: int = 50,
+        max_conversations: int = 2_000,
+        max_turns: int = 20,
     ) -> None:
         self.criteria = tuple(criteria)
         self.match = match
