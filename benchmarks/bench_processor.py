@@ -1,0 +1,137 @@
+"""Hot-path cost of ScoringSpanProcessor next to the SDK's BatchSpanProcessor.
+
+Issue targets:
+
+1. ``on_end`` cost of ``ScoringSpanProcessor`` vs ``BatchSpanProcessor.on_end`` in the same
+   run: <= 1.5x. Both get the same pre-ended real SDK spans; each processor has its worker
+   running (ours scores the runs for real with the default criteria, the SDK's exports to
+   an exporter that discards), queues large enough that neither drops.
+2. A simulated agent loop (``invoke_agent`` > ``chat`` > ``execute_tool`` > ``chat`` with
+   GenAI attributes, as instrumentations write them) with BatchSpanProcessor + ours vs
+   BatchSpanProcessor alone: <= 10% extra CPU on the app thread (``time.thread_time`` of
+   the thread running the loop; the workers' CPU is on their own threads).
+
+Rounds alternate between the configurations and the median is reported, so drift on a
+shared machine hits both sides alike.
+
+Usage::
+
+    python benchmarks/bench_processor.py [--spans 100000] [--runs 5000] [--rounds 5]
+
+Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from live_agent import run_agent
+from tracescore.live.engine import LiveOptions
+from tracescore.processor import ScoringSpanProcessor
+
+
+class NullExporter(SpanExporter):
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        return None
+
+
+class Collect(SpanProcessor):
+    def __init__(self) -> None:
+        self.spans: list[ReadableSpan] = []
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.spans.append(span)
+
+
+def ended_spans(runs: int) -> list[ReadableSpan]:
+    provider = TracerProvider()
+    collect = Collect()
+    provider.add_span_processor(collect)
+    tracer = provider.get_tracer("bench")
+    for _ in range(runs):
+        run_agent(tracer)
+    return collect.spans
+
+
+def bsp(queue: int) -> BatchSpanProcessor:
+    return BatchSpanProcessor(NullExporter(), max_queue_size=queue, schedule_delay_millis=200)
+
+
+def ours(queue: int) -> ScoringSpanProcessor:
+    return ScoringSpanProcessor(options=LiveOptions(max_queue=queue, idle_s=0.5))
+
+
+def time_on_end(processor: SpanProcessor, spans: list[ReadableSpan]) -> float:
+    on_end = processor.on_end
+    start = time.perf_counter()
+    for span in spans:
+        on_end(span)
+    elapsed = time.perf_counter() - start
+    processor.force_flush(60_000)
+    processor.shutdown()
+    return elapsed / len(spans)
+
+
+def agent_cpu(processors: list[SpanProcessor], runs: int) -> float:
+    provider = TracerProvider()
+    for p in processors:
+        provider.add_span_processor(p)
+    tracer = provider.get_tracer("bench")
+    start = time.thread_time()
+    for _ in range(runs):
+        run_agent(tracer)
+    cpu = time.thread_time() - start
+    provider.force_flush(60_000)
+    provider.shutdown()
+    return cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--spans", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=5_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    spans = ended_spans(args.spans // 4)
+    queue = len(spans) + 1
+    sdk_cost, our_cost = [], []
+    for _ in range(args.rounds):
+        sdk_cost.append(time_on_end(bsp(queue), spans))
+        our_cost.append(time_on_end(ours(queue), spans))
+    sdk_us = statistics.median(sdk_cost) * 1e6
+    our_us = statistics.median(our_cost) * 1e6
+    ratio = our_us / sdk_us
+    print(f"on_end: BatchSpanProcessor {sdk_us:.3f} us/span, ScoringSpanProcessor {our_us:.3f}")
+    print(f"  ratio {ratio:.2f} (target <= 1.5)  {'PASS' if ratio <= 1.5 else 'FAIL'}")
+
+    alone, both = [], []
+    for _ in range(args.rounds):
+        alone.append(agent_cpu([bsp(65_536)], args.runs))
+        both.append(agent_cpu([bsp(65_536), ours(65_536)], args.runs))
+    base, with_ours = statistics.median(alone), statistics.median(both)
+    extra = with_ours / base - 1
+    per_run = base / args.runs * 1e6
+    print(
+        f"agent loop ({args.runs} runs x 4 spans): app-thread CPU {base:.3f}s alone "
+        f"({per_run:.0f} us/run), {with_ours:.3f}s with ours"
+    )
+    print(f"  extra {extra:+.1%} (target <= +10%)  {'PASS' if extra <= 0.10 else 'FAIL'}")
+    return 0 if ratio <= 1.5 and extra <= 0.10 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
