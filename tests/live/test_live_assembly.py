@@ -88,3 +88,14 @@ def test_damaged_traces_are_released_as_dropped() -> None:
     asm.add([], [LogRecord(trace_id=None, span_id=None)])
     assert asm.dropped["no_trace_id"] == 1
     assert [x.kind for x in asm.flush()] == []
+
+
+def test_damage_respects_max_traces() -> None:
+    clock = Clock()
+    asm = LiveAssembler(idle_s=1, max_traces=2, clock=clock)
+    builders = [TraceBuilder() for _ in range(2)]
+    for t in builders:
+        asm.add([t.span("root")])
+    evicted = asm.damage(TraceBuilder().trace_id)
+    assert [e.trace_id for e in evicted] == [builders[0].trace_id]
+    assert asm.in_flight == 2

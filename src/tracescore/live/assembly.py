@@ -147,15 +147,17 @@ class LiveAssembler:
                 trace.logs.append(log)
         return self._evict()
 
-    def damage(self, trace_id: str) -> None:
+    def damage(self, trace_id: str) -> list[LiveTrace]:
         """Mark a trace as having lost records; it will be released as dropped.
 
         A trace not seen yet is opened (its other records may still come); one released
-        already is left alone (the lost record was late anyway).
+        already is left alone (the lost record was late anyway). Returns the traces
+        dropped to make room, as :meth:`add` does.
         """
         trace = self._trace(trace_id, self._clock())
         if trace is not None:
             trace.damaged = True
+        return self._evict()
 
     def _evict(self) -> list[LiveTrace]:
         out = []

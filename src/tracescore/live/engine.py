@@ -366,7 +366,7 @@ class LiveEngine:
     def _mark_damaged(self) -> None:
         damaged = self._damaged
         while damaged:
-            self._assembler.damage(f"{damaged.popleft():032x}")
+            self._release(self._assembler.damage(f"{damaged.popleft():032x}"))
 
     def _take(self, kind: str, count: int) -> None:
         if not count:
