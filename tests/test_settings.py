@@ -38,7 +38,10 @@ def test_toml_and_yaml_load_with_paths_relative_to_the_file(tmp_path: Path) -> N
             "[import]\nidle_records = 'many'\n",
             "import.idle_records: Input should be a valid integer",
         ),
-        ("[nope]\n", "nope: unknown key (allowed: events, import, judge, live, metrics, replay, sampling, serve)"),
+        (
+            "[nope]\n",
+            "nope: unknown key (allowed: events, import, judge, live, metrics, replay, sampling, serve)",
+        ),
         ("[replay\n", "invalid TOML"),
     ],
 )

@@ -89,6 +89,7 @@ class LiveAssembler:
         self._clock = clock
         self._pending: OrderedDict[str, LiveTrace] = OrderedDict()
         self._recent: OrderedDict[str, None] = OrderedDict()
+        self._evicted: list[LiveTrace] = []
         #: Records not assembled, by reason (read and reset by the worker).
         self.dropped: Counter[SpanDropReason] = Counter()
 
@@ -102,6 +103,12 @@ class LiveAssembler:
         if trace is None:
             if trace_id in self._recent:
                 return None
+            if len(self._pending) >= self.max_traces:
+                # Make room first, so the bound holds even while a batch is being added
+                # (the in-flight gauge is read from another thread).
+                _, oldest = self._pending.popitem(last=False)
+                self.dropped["trace_evicted"] += len(oldest.spans)
+                self._evicted.append(self._release(oldest, "dropped", "max_traces"))
             trace = LiveTrace(trace_id=trace_id)
             self._pending[trace_id] = trace
         else:
@@ -160,11 +167,7 @@ class LiveAssembler:
         return self._evict()
 
     def _evict(self) -> list[LiveTrace]:
-        out = []
-        while len(self._pending) > self.max_traces:
-            _, trace = self._pending.popitem(last=False)
-            self.dropped["trace_evicted"] += len(trace.spans)
-            out.append(self._release(trace, "dropped", "max_traces"))
+        out, self._evicted = self._evicted, []
         return out
 
     def due(self) -> list[LiveTrace]:
