@@ -224,3 +224,12 @@ def test_worker_survives_fork(make: Any) -> None:
     assert report == "True 2"
     assert proc.force_flush(10_000)
     assert proc.scorer.invocation_outcomes == {"no_golden": 1}
+
+
+def test_unreadable_log_records_are_counted_not_fatal(make: Any) -> None:
+    tracer, proc = make()
+    proc.log_processor.on_emit(object())  # type: ignore[arg-type]
+    run_agent(tracer)
+    assert proc.force_flush(10_000)
+    assert value(proc.registry, "tracescore_spans_dropped_total", reason="unreadable") == 1
+    assert proc.scorer.invocation_outcomes == {"no_golden": 1}  # the worker went on

@@ -343,7 +343,12 @@ class LiveEngine:
                 if parent is not None and parent.is_remote:
                     local_roots.add(record.span_id)
                 spans.append(record)
-            logs = [from_sdk_log(self._logs.popleft()) for _ in range(min(len(self._logs), _CHUNK))]
+            logs: list[LogRecord] = []
+            for _ in range(min(len(self._logs), _CHUNK)):
+                try:
+                    logs.append(from_sdk_log(self._logs.popleft()))
+                except Exception:  # a record the converter cannot read: count, go on
+                    self._count_drop("unreadable", 1)
             taken = len(spans) + len(logs)
             if taken:
                 self._release(self._assembler.add(spans, logs, local_roots=frozenset(local_roots)))
