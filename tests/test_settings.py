@@ -102,3 +102,18 @@ def test_bad_settings_exit_2_without_traceback(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "tracescore.yaml" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_live_sections_feed_serve_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[serve]\ndrain_timeout_s = 5\ngrpc_port = 0\n[live]\ngoldens = ["g"]\n'
+        'eval_config = "c.json"\n[sampling]\nrate = 0.5\nby = "conversation"\n'
+    )
+    settings = load_settings(path)
+    serve = settings.default_map()["serve"]
+    assert serve["drain_timeout"] == 5 and serve["grpc_port"] == 0
+    assert serve["goldens"] == [str(tmp_path / "g")]
+    assert serve["config_path"] == str(tmp_path / "c.json")
+    policy = settings.sampling.policy()
+    assert (policy.rate, policy.by) == (0.5, "conversation")
