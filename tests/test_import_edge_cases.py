@@ -13,7 +13,8 @@ from rich.console import Console
 
 from adk_harness import run_scenario
 from tracescore import build_invocations
-from tracescore.cli import _batches, main
+from tracescore.cli import main
+from tracescore.cli.import_cmd import _batches
 from tracescore.formats.sdk import from_readable_span
 from tracescore.importer import ImportStats
 from tracescore.spans import SpanRecord
@@ -86,13 +87,13 @@ def test_megabyte_attributes_go_through_import(tmp_path: Path) -> None:
 
 
 def test_progress_bar_on_a_terminal_for_large_input(tmp_path: Path, monkeypatch) -> None:
-    from tracescore import cli
+    from tracescore.cli import import_cmd
 
     path = tmp_path / "t.jsonl"
     path.write_text(
         (Path(__file__).parent.parent / "examples/traces/adk-schema1-legacy.jsonl").read_text()
     )
-    monkeypatch.setattr(cli, "_PROGRESS_MIN_BYTES", 1)
+    monkeypatch.setattr(import_cmd, "_PROGRESS_MIN_BYTES", 1)
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=80)
     batches = list(_batches([str(path)], console, ImportStats()))

@@ -1,0 +1,217 @@
+"""The ``tracescore`` command group and what its commands share.
+
+Exit codes: 0 clean; 1 some records were bad (output still written) or ``--strict``
+stopped at one; 2 usage error or unreadable input. User mistakes are one line on
+stderr, never a traceback. Every option can also be set from the environment
+(``TRACESCORE_<COMMAND>_<OPTION>``, e.g. ``TRACESCORE_IMPORT_STRICT=1``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final
+
+import click
+from pydantic import ValidationError
+from rich.console import Console
+
+from tracescore import __version__
+from tracescore.assembly import DEFAULT_IDLE_RECORDS
+from tracescore.exceptions import ConfigError, InputError, TraceFormatError, TracescoreError
+from tracescore.importer import ImportStats
+from tracescore.judge.config import JudgeSettings
+from tracescore.settings import load_settings
+
+__all__ = [
+    "Reporter",
+    "idle_records_option",
+    "judge_options",
+    "judge_settings",
+    "main",
+    "stderr",
+    "write_file",
+]
+
+_SHOWN_ERRORS: Final = 20
+
+
+def stderr() -> Console:
+    """The console for diagnostics (stderr, no markup guessing)."""
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@click.group(context_settings={"auto_envvar_prefix": "TRACESCORE"})
+@click.version_option(__version__, prog_name="tracescore")
+@click.option(
+    "--log-level",
+    default="WARNING",
+    show_default=True,
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+    help="Verbosity of tracescore's own log on stderr.",
+)
+@click.option(
+    "--settings",
+    "settings_path",
+    default=None,
+    help="Settings file (TOML or YAML) with defaults for every command; "
+    "flags and TRACESCORE_* variables override it.",
+)
+@click.pass_context
+def main(ctx: click.Context, log_level: str, settings_path: str | None) -> None:
+    """Score LLM agents from their OpenTelemetry traces."""
+    logging.basicConfig(
+        level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    if settings_path is None:
+        return
+    try:
+        settings = load_settings(settings_path)
+    except TracescoreError as exc:
+        stderr().print(f"error: {exc}", markup=False)
+        ctx.exit(2)
+    ctx.default_map = settings.default_map()
+    ctx.obj = (settings_path, settings)
+
+
+#: Shared by the commands that assemble traces from files.
+idle_records_option = click.option(
+    "--idle-records",
+    type=click.IntRange(min=1),
+    default=DEFAULT_IDLE_RECORDS,
+    show_default=True,
+    help="Records without news of a trace (root seen) before it counts as complete. "
+    "Raise it when the summary reports late records.",
+)
+
+
+class Reporter:
+    """Prints located errors as they come (the first few) and the closing summary."""
+
+    def __init__(self, console: Console, *, quiet: bool) -> None:
+        self.console = console
+        self.quiet = quiet
+        self.shown = 0
+
+    def error(self, error: TraceFormatError) -> None:
+        """Show one bad record (only the first few)."""
+        self.shown += 1
+        if self.shown <= _SHOWN_ERRORS:
+            self.console.print(f"bad record: {error.located()}", markup=False)
+
+    def summary(self, stats: ImportStats, *, written: int, skipped: int, output: str) -> None:
+        """Print what the import read and what became of it."""
+        if self.shown > _SHOWN_ERRORS:
+            self.console.print(f"... and {self.shown - _SHOWN_ERRORS} more bad records")
+        if self.quiet:
+            return
+        if stats.empty:
+            self.console.print("empty input: no spans or log records were found")
+            return
+        lines = [
+            f"read      {stats.files} file(s), {stats.records} line(s) or message(s), "
+            f"{stats.spans} span(s), {stats.logs} log record(s)",
+            f"traces    {stats.traces} ({stats.traces_without_agent} without agent activity)",
+            f"invocations {stats.invocations}, written {written} to {output}",
+        ]
+        if stats.not_evaluable:
+            reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.not_evaluable.items()))
+            lines.append(f"not evaluable {sum(stats.not_evaluable.values())}: {reasons}")
+            lines.extend(f"  {k}: {stats.reasons[k]}" for k in sorted(stats.reasons))
+        if skipped:
+            lines.append(
+                f"left out of the evalset: {skipped} (not evaluable, or agent runs called as tools)"
+            )
+        if stats.dropped:
+            dropped = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items()))
+            lines.append(f"dropped   {dropped}")
+        lines.append(f"bad records {stats.bad_records}")
+        for line in lines:
+            self.console.print(line, markup=False)
+
+
+_JUDGE_OPTIONS = (
+    click.option(
+        "--judge-backend",
+        type=click.Choice(["gemini", "openai"]),
+        default=None,
+        help="Judge provider for LLM-judged criteria (default: settings [judge], else gemini).",
+    ),
+    click.option("--judge-model", default=None, help="Default judge model (gemini-2.5-flash)."),
+    click.option("--judge-base-url", default=None, help="Judge endpoint (required for openai)."),
+    click.option(
+        "--judge-cache",
+        default=None,
+        help="SQLite file caching judge replies: a re-run pays nothing twice.",
+    ),
+    click.option(
+        "--judge-concurrency",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Judge calls in flight.",
+    ),
+    click.option(
+        "--judge-budget-usd",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Daily judge spend cap; beyond it criteria are NOT_EVALUATED 'budget exhausted'.",
+    ),
+)
+
+
+def judge_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The ``--judge-*`` flags shared by ``replay`` and ``serve``."""
+    for option in reversed(_JUDGE_OPTIONS):
+        command = option(command)
+    return command
+
+
+def judge_settings(
+    ctx: click.Context,
+    *,
+    backend: str | None,
+    model: str | None,
+    base_url: str | None,
+    cache: str | None,
+    concurrency: int | None,
+    budget_usd: float | None,
+) -> JudgeSettings:
+    """Settings file's ``[judge]`` with the ``--judge-*`` flags (or their env vars) on top."""
+    base = ctx.obj[1].judge if isinstance(ctx.obj, tuple) else JudgeSettings()
+    given = {
+        k: v
+        for k, v in {
+            "backend": backend,
+            "model": model,
+            "base_url": base_url,
+            "cache": cache,
+            "concurrency": concurrency,
+            "daily_budget_usd": budget_usd,
+        }.items()
+        if v is not None
+    }
+    try:
+        return JudgeSettings.model_validate({**base.model_dump(), **given})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"judge.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file, then rename).
+
+    Raises:
+        InputError: the directory does not exist.
+
+    """
+    target = Path(path)
+    if not target.parent.exists():
+        raise InputError(f"{path}: directory {target.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)

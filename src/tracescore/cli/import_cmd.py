@@ -1,0 +1,218 @@
+"""``tracescore import``: trace files → invocations, as an ADK evalset or JSON Lines."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Final
+
+import click
+import orjson
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tracescore.assembly import TraceAssembler
+from tracescore.cli.app import Reporter, idle_records_option, main, stderr
+from tracescore.evalset import conversations_to_evalset
+from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
+from tracescore.export import write_jsonl
+from tracescore.formats.base import Batch
+from tracescore.formats.files import expand_paths, read_file
+from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
+from tracescore.model import Invocation, group_conversations
+from tracescore.parallel import Part, plan_parts, write_jsonl_parallel
+
+__all__ = ["import_command"]
+
+_PROGRESS_MIN_BYTES: Final = 8 * 1024 * 1024
+
+
+def _format_for(output: str, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    return "evalset" if output.endswith(".json") else "jsonl"
+
+
+def _batches(files: Sequence[str], console: Console, stats: ImportStats) -> Iterator[Batch]:
+    """Read files in order, with a progress bar when the input is large and stderr a TTY."""
+    sizes = [_size(f) for f in files]
+    if not (console.is_terminal and sum(sizes) >= _PROGRESS_MIN_BYTES):
+        for path in files:
+            yield from read_file(path, stdin=sys.stdin.buffer)
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[spans]} spans"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("importing", total=sum(sizes), spans=0)
+        for path, size in zip(files, sizes):
+            for n, batch in enumerate(read_file(path, stdin=sys.stdin.buffer)):
+                if n % 256 == 0:
+                    progress.update(task, spans=stats.spans)
+                yield batch
+            progress.advance(task, size)
+
+
+def _size(path: str) -> int:
+    try:
+        return 0 if path == "-" else os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _open_output(output: str) -> tuple[IO[bytes], str | None]:
+    """Open the output; files are written to a temp file and renamed when complete."""
+    if output == "-":
+        return sys.stdout.buffer, None
+    target = Path(output)
+    if target.parent and not target.parent.exists():
+        raise InputError(f"{output}: directory {target.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    return os.fdopen(fd, "wb"), tmp
+
+
+@main.command("import")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "-o",
+    "--output",
+    default="-",
+    show_default=True,
+    help="Where to write: a file, or - for stdout.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["evalset", "jsonl"]),
+    default=None,
+    help="evalset (ADK *.evalset.json) or jsonl (one invocation per line). "
+    "Default: evalset when OUTPUT ends in .json, else jsonl.",
+)
+@click.option("--eval-set-id", default=None, help="eval_set_id of the written evalset.")
+@idle_records_option
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default="0 = one per CPU",
+    help="Processes for large JSON Lines inputs written as jsonl (split at line boundaries).",
+)
+@click.option("--strict", is_flag=True, help="Stop at the first bad record.")
+@click.option("-q", "--quiet", is_flag=True, help="No summary on stderr.")
+def import_command(
+    paths: tuple[str, ...],
+    output: str,
+    fmt: str | None,
+    eval_set_id: str | None,
+    idle_records: int,
+    jobs: int,
+    strict: bool,
+    quiet: bool,
+) -> None:
+    """Rebuild agent invocations from trace files and write them as goldens or JSON Lines.
+
+    PATHS are files, directories, glob patterns or - (stdin): OTLP JSON Lines as the
+    Collector's file exporter writes them, single OTLP JSON documents, Tempo and Jaeger
+    downloads, length-prefixed OTLP protobuf, any of them gzipped.
+    """
+    console = stderr()
+    reporter = Reporter(console, quiet=quiet)
+    stats = ImportStats()
+    fmt = _format_for(output, fmt)
+    try:
+        files = expand_paths(paths)
+        stats.files = len(files)
+        out, tmp = _open_output(output)
+        parts = _parallel_parts(files, fmt=fmt, jobs=jobs, strict=strict, idle=idle_records)
+        try:
+            if parts:
+                with bulk_gc():
+                    written = write_jsonl_parallel(
+                        parts,
+                        out,
+                        stats,
+                        jobs=_jobs(jobs),
+                        idle_records=idle_records,
+                        on_error=reporter.error,
+                    )
+                skipped = 0
+            else:
+                invocations = invocations_from_batches(
+                    _batches(files, console, stats),
+                    stats,
+                    strict=strict,
+                    assembler=TraceAssembler(idle_records=idle_records),
+                    on_error=reporter.error,
+                )
+                with bulk_gc():
+                    written, skipped = _write(
+                        invocations, out, fmt=fmt, eval_set_id=eval_set_id, output=output
+                    )
+        except BaseException:
+            if tmp is not None:
+                out.close()
+                os.unlink(tmp)
+            raise
+        if tmp is not None:
+            out.close()
+            os.replace(tmp, output)
+    except TraceFormatError as exc:
+        console.print(f"bad record (--strict): {exc.located()}", markup=False)
+        raise SystemExit(1) from None
+    except TracescoreError as exc:
+        console.print(f"error: {exc}", markup=False)
+        raise SystemExit(2) from None
+    reporter.summary(stats, written=written, skipped=skipped, output=output)
+    if stats.bad_records:
+        raise SystemExit(1)
+
+
+def _jobs(jobs: int) -> int:
+    return jobs or os.cpu_count() or 1
+
+
+def _parallel_parts(
+    files: Sequence[str], *, fmt: str, jobs: int, strict: bool, idle: int
+) -> list[Part] | None:
+    """The parts of a parallel import, or None when it runs in this process.
+
+    In-process when: one job, ``--strict`` (the first bad record stops everything),
+    stdin among the inputs, evalset output (built whole anyway), or nothing to split.
+    """
+    if _jobs(jobs) < 2 or strict or fmt != "jsonl" or "-" in files:
+        return None
+    parts = plan_parts(files, jobs=_jobs(jobs), idle_records=idle)
+    return parts if len(parts) > 1 else None
+
+
+def _write(
+    invocations: Iterator[Invocation],
+    out: IO[bytes],
+    *,
+    fmt: str,
+    eval_set_id: str | None,
+    output: str,
+) -> tuple[int, int]:
+    if fmt == "jsonl":
+        return write_jsonl(invocations, out), 0
+    conversations = group_conversations(list(invocations))
+    set_id = eval_set_id or _default_set_id(output)
+    doc, written, skipped = conversations_to_evalset(conversations, eval_set_id=set_id)
+    out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str))
+    out.write(b"\n")
+    return written, skipped
+
+
+def _default_set_id(output: str) -> str:
+    name = Path(output).name if output != "-" else "imported"
+    for suffix in (".evalset.json", ".json"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] or "imported"
+    return name

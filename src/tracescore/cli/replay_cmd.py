@@ -1,0 +1,151 @@
+"""``tracescore replay``: score exported traces against goldens, as ``adk eval`` would."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import click
+from rich.console import Console
+
+from tracescore.cli.app import (
+    Reporter,
+    idle_records_option,
+    judge_options,
+    judge_settings,
+    main,
+    stderr,
+    write_file,
+)
+from tracescore.criteria import Criterion, informational_criteria
+from tracescore.eval_config import criteria_from_config, load_eval_config
+from tracescore.exceptions import TraceFormatError, TracescoreError
+from tracescore.goldens import load_goldens
+from tracescore.importer import bulk_gc
+from tracescore.judge.config import build_judge
+from tracescore.replay import replay, results_jsonl
+from tracescore.report import junit_xml, print_judge_usage, print_report
+from tracescore.sinks.push import push_results
+
+__all__ = ["replay_command"]
+
+#: CPython's default gen-0 threshold: small, frequent collections (see ``replay``).
+_LATENCY_GC_THRESHOLD: Final = 700
+
+
+@main.command("replay")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--config",
+    "config_path",
+    default=None,
+    help="ADK eval_config.json / test_config.json (default: ADK's default criteria).",
+)
+@click.option(
+    "--goldens",
+    multiple=True,
+    help="ADK evalset(s) (*.evalset.json, *.test.json, or a directory); repeatable.",
+)
+@click.option("--output", default=None, help="Write one JSON line per invocation here.")
+@click.option("--junit", default=None, help="Write a JUnit XML report here.")
+@click.option("--detailed", is_flag=True, help="Per-invocation rows in the report.")
+@idle_records_option
+@click.option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
+@click.option("-q", "--quiet", is_flag=True, help="No report on stdout.")
+@judge_options
+@click.option(
+    "--pushgateway",
+    default=None,
+    metavar="URL",
+    help="Push the scores to this Prometheus Pushgateway after the replay.",
+)
+@click.option(
+    "--pushgateway-job",
+    default="tracescore",
+    show_default=True,
+    help="The job label (and grouping key) of the pushed metrics.",
+)
+@click.pass_context
+def replay_command(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    config_path: str | None,
+    goldens: tuple[str, ...],
+    output: str | None,
+    junit: str | None,
+    detailed: bool,
+    idle_records: int,
+    strict: bool,
+    quiet: bool,
+    judge_backend: str | None,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    judge_cache: str | None,
+    judge_concurrency: int | None,
+    judge_budget_usd: float | None,
+    pushgateway: str | None,
+    pushgateway_job: str,
+) -> None:
+    """Score exported traces (or evalsets of recorded runs) against goldens, like adk eval.
+
+    Exit codes: 0 no evaluated criterion failed; 1 some criterion FAILED (a CI gate);
+    2 usage error, unreadable input or invalid config/goldens.
+    """
+    err = stderr()
+    reporter = Reporter(err, quiet=True)
+    try:
+        criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
+        golden_sets = load_goldens(list(goldens)) if goldens else []
+        judge = None
+        if any(c.judged for c in criteria):
+            judge = build_judge(
+                judge_settings(
+                    ctx,
+                    backend=judge_backend,
+                    model=judge_model,
+                    base_url=judge_base_url,
+                    cache=judge_cache,
+                    concurrency=judge_concurrency,
+                    budget_usd=judge_budget_usd,
+                )
+            )
+        # With a judge, the event loop's latency matters more than bulk decoding speed:
+        # keep the default gen-0 threshold so no collection pauses the loop for long.
+        with bulk_gc() if judge is None else bulk_gc(threshold=_LATENCY_GC_THRESHOLD):
+            result = replay(
+                paths,
+                criteria,
+                goldens=golden_sets,
+                strict=strict,
+                idle_records=idle_records,
+                on_error=reporter.error,
+                judge=judge,
+            )
+        if output:
+            write_file(output, results_jsonl(result))
+        if junit:
+            write_file(junit, junit_xml(result))
+        if pushgateway:
+            push_results(result.invocations, criteria, url=pushgateway, job=pushgateway_job)
+    except TraceFormatError as exc:
+        err.print(f"bad record (--strict): {exc.located()}", markup=False)
+        raise SystemExit(2) from None
+    except TracescoreError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise SystemExit(2) from None
+    if not quiet:
+        print_report(result, Console(highlight=False), detailed=detailed)
+        if judge is not None:
+            print_judge_usage(judge, Console(highlight=False))
+    if result.stats.bad_records:
+        err.print(f"bad records: {result.stats.bad_records} (skipped)", markup=False)
+    raise SystemExit(1 if result.failed else 0)
+
+
+def _configured_criteria(ctx: click.Context, config_path: str | None) -> list[Criterion]:
+    """``--config``, else criteria embedded in the settings file, else ADK's defaults."""
+    if config_path is None and isinstance(ctx.obj, tuple):
+        source, settings = ctx.obj
+        if settings.replay.criteria is not None:
+            data = {"criteria": settings.replay.criteria}
+            return criteria_from_config(data, source=f"{source}: replay")
+    return load_eval_config(config_path)
