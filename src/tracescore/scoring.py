@@ -51,6 +51,7 @@ __all__ = [
     "Matcher",
     "Outcome",
     "golden_matcher",
+    "match_nothing",
     "score_conversations",
     "score_conversations_async",
     "score_invocation",
@@ -150,7 +151,8 @@ def golden_matcher(index: GoldenIndex) -> Matcher:
     return match
 
 
-def _no_golden(inv: Invocation, conversation: Sequence[Invocation]) -> tuple[None, None, str]:
+def match_nothing(inv: Invocation, conversation: Sequence[Invocation]) -> tuple[None, None, str]:
+    """The :data:`Matcher` without goldens: every invocation has ``no golden``."""
     return None, None, "no golden"
 
 
@@ -158,7 +160,7 @@ def score_conversations(
     conversations: Iterable[Conversation],
     criteria: Sequence[Criterion],
     *,
-    match: Matcher = _no_golden,
+    match: Matcher = match_nothing,
     judge: JudgeClient | None = None,
 ) -> list[InvocationResult]:
     """Score every invocation of every conversation, turn by turn.
@@ -188,7 +190,7 @@ async def score_conversations_async(
     conversations: Iterable[Conversation],
     criteria: Sequence[Criterion],
     *,
-    match: Matcher = _no_golden,
+    match: Matcher = match_nothing,
     judge: JudgeClient | None = None,
     max_pending: int | None = None,
 ) -> list[InvocationResult]:
@@ -280,7 +282,7 @@ def score_invocation(
     conversation: Sequence[Invocation],
     criteria: Sequence[Criterion],
     *,
-    match: Matcher = _no_golden,
+    match: Matcher = match_nothing,
     judge_refused: str | None = None,
 ) -> InvocationResult:
     """Score the last invocation of ``conversation`` without the judge (live scoring).
@@ -298,7 +300,7 @@ async def score_invocation_async(
     conversation: Sequence[Invocation],
     criteria: Sequence[Criterion],
     *,
-    match: Matcher = _no_golden,
+    match: Matcher = match_nothing,
     judge: JudgeClient | None = None,
 ) -> InvocationResult:
     """:func:`score_invocation` with the judged criteria run through ``judge``."""

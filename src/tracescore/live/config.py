@@ -33,7 +33,7 @@ Sections of the settings file (all optional)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -150,7 +150,6 @@ class LiveBuild:
     events: EvaluationEventSink | None = None
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def live_criteria(live: LiveSettings, *, source: str) -> list[Criterion]:

@@ -28,7 +28,7 @@ import os
 import threading
 import time
 import weakref
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -146,8 +146,6 @@ class LiveEngine:
         self._flushes: set[asyncio.Task[None]] = set()
         self._stop_deadline = 0.0
         self._drained = False
-        #: Records taken by the worker, by kind (tests and the soak read it).
-        self.taken: Counter[str] = Counter()
 
     def _start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="tracescore-worker", daemon=True)
@@ -376,7 +374,6 @@ class LiveEngine:
     def _take(self, kind: str, count: int) -> None:
         if not count:
             return
-        self.taken[kind] += count
         metrics = self.scorer.metrics
         if metrics is not None:
             if kind == "spans":
@@ -385,7 +382,6 @@ class LiveEngine:
                 metrics.logs_received(count)
 
     def _count_drop(self, reason: str, count: int) -> None:
-        self.taken[f"dropped:{reason}"] += count
         metrics = self.scorer.metrics
         if metrics is not None and count:
             metrics.spans_dropped(reason, count)

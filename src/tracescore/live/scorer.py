@@ -38,6 +38,7 @@ from tracescore.scoring import (
     Matcher,
     Outcome,
     golden_matcher,
+    match_nothing,
     score_invocation,
     score_invocation_async,
 )
@@ -67,10 +68,6 @@ _TRACE_PRIORITY: Final[tuple[Outcome, ...]] = (
 _AGENT_KEYS: Final = ("gen_ai.agent.name", "agent_name", "gcp.vertex.agent.agent_name")
 
 
-def _no_golden(inv: Invocation, conversation: Sequence[Invocation]) -> tuple[None, None, str]:
-    return None, None, "no golden"
-
-
 class LiveScorer:
     """Scores released traces and reports every outcome to the sinks.
 
@@ -94,7 +91,7 @@ class LiveScorer:
         self,
         criteria: Sequence[Criterion],
         *,
-        match: Matcher = _no_golden,
+        match: Matcher = match_nothing,
         sampling: SamplingPolicy | None = None,
         judge: JudgeClient | None = None,
         metrics: ScoreMetrics | None = None,

@@ -248,10 +248,10 @@ class ScoreMetrics:
             ("model",),
         )
         self._spans_received = counter(
-            "tracescore_spans_received", "Spans accepted by the receiver."
+            "tracescore_spans_received", "Spans taken in by the processor or the receiver."
         )
         self._logs_received = counter(
-            "tracescore_logs_received", "Log records accepted by the receiver."
+            "tracescore_logs_received", "Log records taken in by the processor or the receiver."
         )
         self._spans_dropped = counter(
             "tracescore_spans_dropped", "Spans dropped before scoring, by reason.", ("reason",)
@@ -261,7 +261,7 @@ class ScoreMetrics:
         )
         self._traces_in_flight = Gauge(
             "tracescore_traces_in_flight",
-            "Traces being assembled or scored.",
+            "Traces being assembled.",
             registry=registry,
         )
         self._mean = _RollingMean(window_s=window_s, clock=clock)
