@@ -8,13 +8,6 @@ where a missing binary is a failure.
 from __future__ import annotations
 
 import math
-import os
-import shutil
-import socket
-import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
+from prom_servers import binary, free_port, get, running
 from tracescore.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -35,70 +29,25 @@ ARGS = [
     "--config",
     str(EXAMPLES / "eval_config.json"),
 ]
-BINARY = "/usr/bin/prometheus-pushgateway"
-READY_DEADLINE_S = 20.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _get(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=5) as resp:
-        body: bytes = resp.read()
-        return body
 
 
 @pytest.fixture
 def pushgateway(tmp_path: Path) -> Iterator[str]:
-    """A Pushgateway on a free loopback port; its base URL. Killed at teardown."""
-    binary = shutil.which(BINARY) or shutil.which("prometheus-pushgateway")
-    if binary is None:
-        if os.environ.get("TRACESCORE_REQUIRE_PROMETHEUS"):
-            pytest.fail(f"{BINARY} is missing and TRACESCORE_REQUIRE_PROMETHEUS is set")
-        pytest.skip("prometheus-pushgateway is not installed")
-    port = _free_port()
+    """A Pushgateway on a free loopback port; its base URL. Stopped at teardown."""
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log = (tmp_path / "pushgateway.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            binary,
-            f"--web.listen-address=127.0.0.1:{port}",
-            f"--persistence.file={tmp_path / 'pushgateway.data'}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + READY_DEADLINE_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"pushgateway exited with {proc.returncode}: see {log.name}")
-            try:
-                _get(f"{url}/-/ready")  # 200 once ready; HTTPError (a URLError) before
-                break
-            except (urllib.error.URLError, ConnectionError):
-                pass  # not listening or not ready yet
-            if time.monotonic() > deadline:
-                pytest.fail(f"pushgateway not ready within {READY_DEADLINE_S} s")
-            time.sleep(0.05)  # polling an external server's readiness, not our own threads
+    cmd = [
+        binary("prometheus-pushgateway"),
+        f"--web.listen-address=127.0.0.1:{port}",
+        f"--persistence.file={tmp_path / 'pushgateway.data'}",
+    ]
+    with running(cmd, ready_url=f"{url}/-/ready", log=tmp_path / "pushgateway.log"):
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def _samples(url: str, name: str) -> dict[frozenset[tuple[str, str]], float]:
     """Samples called ``name`` on the gateway's /metrics, keyed by their label set."""
-    text = _get(f"{url}/metrics").decode()
+    text = get(f"{url}/metrics").decode()
     return {
         frozenset(sample.labels.items()): sample.value
         for family in text_string_to_metric_families(text)
@@ -180,7 +129,7 @@ def test_a_second_push_replaces_the_first(pushgateway: str, tmp_path: Path) -> N
 
 
 def test_unreachable_pushgateway_is_one_line_and_exit_2() -> None:
-    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     result = CliRunner().invoke(main, [*ARGS, "-q", "--pushgateway", url])
     assert result.exit_code == 2
     assert isinstance(result.exception, SystemExit)

@@ -7,12 +7,9 @@ exported with opentelemetry-exporter-otlp's own exporters, over gRPC and HTTP.
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,48 +24,10 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from prometheus_client.parser import text_string_to_metric_families
 
 from live_agent import run_agent
 from live_fixtures import PARIS, write_goldens
-
-
-class Service:
-    def __init__(self, proc: subprocess.Popen[bytes], ports: dict[str, int]) -> None:
-        self.proc = proc
-        self.http_port = ports["http_port"]
-        self.grpc_port = ports["grpc_port"]
-
-    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-        text = httpx.get(f"http://127.0.0.1:{self.http_port}/metrics").text
-        return {
-            (s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(text)
-            for s in family.samples
-        }
-
-
-def start_service(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Service:
-    ready = tmp_path / "ready.json"
-    settings = tmp_path / "tracescore.toml"
-    settings.write_text(
-        "[live]\nidle_s = 0.2\ntick_s = 0.05\n"
-        "criteria = { tool_trajectory_avg_score = 1.0, response_match_score = 0.5 }\n"
-    )
-    cmd = [
-        sys.executable, "-m", "tracescore", "--settings", str(settings), "serve",
-        "--grpc-port", "0", "--http-port", "0", "--ready-file", str(ready), *args,
-    ]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, cwd=tmp_path
-    )
-    deadline = time.monotonic() + 60
-    while not ready.exists():  # the service's start-up, not one of our threads
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError(proc.stderr.read().decode() if proc.stderr else "no start")
-        time.sleep(0.05)
-    return Service(proc, json.loads(ready.read_text()))
+from serve_process import Service, start_service
 
 
 @pytest.fixture
@@ -78,25 +37,13 @@ def service(tmp_path: Path) -> Iterator[Service]:
     )
     svc = start_service(tmp_path, "--goldens", str(tmp_path / "live.evalset.json"))
     yield svc
-    if svc.proc.poll() is None:
-        svc.proc.kill()
-        svc.proc.wait()
+    svc.stop()
 
 
 def agent_provider(exporter: object) -> TracerProvider:
     provider = TracerProvider(resource=Resource.create({"service.name": "agent"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))  # type: ignore[arg-type]
     return provider
-
-
-def wait_for(svc: Service, key: tuple[str, tuple[tuple[str, str], ...]], want: float) -> dict:
-    """Scrape until a series reaches ``want`` (the service scores asynchronously)."""
-    deadline = time.monotonic() + 30
-    while True:
-        metrics = svc.metrics()
-        if metrics.get(key, 0) >= want or time.monotonic() > deadline:
-            return metrics
-        time.sleep(0.05)
 
 
 def test_grpc_and_http_exporters_are_scored(service: Service) -> None:
@@ -113,7 +60,7 @@ def test_grpc_and_http_exporters_are_scored(service: Service) -> None:
         run_agent(tracer, user="never seen")  # no golden
         provider.shutdown()
     key = ("tracescore_traces_total", (("outcome", "no_golden"),))
-    metrics = wait_for(service, key, 2)
+    metrics = service.wait_for(key, 2)
     inv = "tracescore_invocations_total"
     agent = ("agent", "weather_agent")
     assert metrics[(inv, (agent, ("outcome", "scored")))] == 4

@@ -540,3 +540,34 @@ def test_recording_while_scraping_from_another_thread(
         ev = "tracescore_evaluations_total"
         assert value(registry, ev, **labels, status="sampled_out") is None  # criterion e, not c
         assert value(registry, ev, agent=f"agent{agent}", criterion="e", status="sampled_out") == n
+
+
+# -- judge budget ------------------------------------------------------------------------------
+
+
+def test_budget_gauges_follow_the_ledger_and_its_utc_day(
+    registry: CollectorRegistry, metrics: ScoreMetrics
+) -> None:
+    wall = Clock(1_700_000_000.0)  # 2023-11-14 22:13 UTC
+    ledger = SpendLedger(PriceTable(), daily_cap_usd=2.0, clock=wall)
+    metrics.track_budget(ledger)
+    assert value(registry, "tracescore_judge_budget_usd") == 2.0
+    assert value(registry, "tracescore_judge_spend_today_usd") == 0.0
+    ledger.record(
+        criterion="safety_v1", model="gemini-2.5-flash", input_tokens=1_000_000, output_tokens=0
+    )
+    spent = value(registry, "tracescore_judge_spend_today_usd")
+    assert spent is not None and spent > 0
+    assert spent == pytest.approx(ledger.spent_today)
+    wall.now += 2 * 3600  # past 00:00 UTC: yesterday's spend no longer counts
+    assert value(registry, "tracescore_judge_spend_today_usd") == 0.0
+    assert value(registry, "tracescore_judge_budget_usd") == 2.0
+
+
+def test_budget_without_cap_exports_spend_only_and_can_be_replaced(
+    registry: CollectorRegistry, metrics: ScoreMetrics
+) -> None:
+    metrics.track_budget(SpendLedger(PriceTable(), daily_cap_usd=5.0))
+    metrics.track_budget(SpendLedger(PriceTable()))  # replaces, no duplicate registration
+    assert value(registry, "tracescore_judge_budget_usd") is None
+    assert value(registry, "tracescore_judge_spend_today_usd") == 0.0

@@ -196,6 +196,16 @@ class SpendLedger:
         self._roll_day()
         return self._spent
 
+    def snapshot(self) -> tuple[float | None, float]:
+        """``(daily cap, spend today)`` without touching the ledger, for other threads.
+
+        Metrics read this from the scraping thread while the judge's loop records calls:
+        it only reads two fields (a spend recorded on a previous UTC day reads as 0),
+        so a scrape never rolls the day or races a :meth:`record`.
+        """
+        day, spent = self._day, self._spent
+        return self._cap, spent if day == self._today() else 0.0
+
     @property
     def near_cap(self) -> bool:
         """Whether today's spend has reached 80% of the cap (always ``False`` with no cap)."""

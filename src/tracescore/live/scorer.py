@@ -140,6 +140,7 @@ class LiveScorer:
 
         metrics = ScoreMetrics(registry, window_s=window_s, clock=clock)
         if judge is not None:
+            metrics.track_budget(judge.ledger)
             previous = judge.observer
             if previous is None:
                 judge.observer = metrics.observe_judge

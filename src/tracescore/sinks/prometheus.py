@@ -28,6 +28,7 @@ from prometheus_client.metrics_core import Metric
 
 from tracescore.criteria.base import Criterion
 from tracescore.judge.client import JudgeCallRecord
+from tracescore.judge.costs import SpendLedger
 from tracescore.scoring import InvocationResult
 
 __all__ = ["SCORE_BUCKETS", "ScoreMetrics"]
@@ -132,6 +133,41 @@ class _RollingMean:
 
     def _slot(self) -> int:
         return math.floor(self._clock() / self._slot_width)
+
+
+class _JudgeBudget:
+    """``tracescore_judge_budget_usd`` and ``tracescore_judge_spend_today_usd`` at scrape time.
+
+    Read from a :class:`SpendLedger` snapshot: the cap only when one is set, so an alert
+    comparing spend to the cap has nothing to compare without one.
+    """
+
+    def __init__(self, ledger: SpendLedger) -> None:
+        self._ledger = ledger
+
+    def describe(self) -> list[Metric]:
+        return list(self._families())
+
+    def collect(self) -> list[Metric]:
+        cap, spent = self._ledger.snapshot()
+        budget, spend = self._families()
+        if cap is not None:
+            budget.add_metric([], cap)
+        spend.add_metric([], spent)
+        return [budget, spend]
+
+    @staticmethod
+    def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily]:
+        return (
+            GaugeMetricFamily(
+                "tracescore_judge_budget_usd",
+                "Daily judge spend cap of this process in US dollars (absent without a cap).",
+            ),
+            GaugeMetricFamily(
+                "tracescore_judge_spend_today_usd",
+                "Estimated judge spend of this process since 00:00 UTC, in US dollars.",
+            ),
+        )
 
 
 class ScoreMetrics:
@@ -266,6 +302,8 @@ class ScoreMetrics:
         )
         self._mean = _RollingMean(window_s=window_s, clock=clock)
         registry.register(self._mean)
+        self._registry = registry
+        self._budget: _JudgeBudget | None = None
 
     # -- configuration ------------------------------------------------------------------
 
@@ -294,6 +332,17 @@ class ScoreMetrics:
         """
         self._queue_depth.set_function(queue_depth)
         self._traces_in_flight.set_function(traces_in_flight)
+
+    def track_budget(self, ledger: SpendLedger) -> None:
+        """Export the judge's daily cap and today's spend, read from ``ledger`` at scrape time.
+
+        ``tracescore_judge_budget_usd`` (only when the ledger has a cap) and
+        ``tracescore_judge_spend_today_usd``. Calling again replaces the ledger.
+        """
+        if self._budget is not None:
+            self._registry.unregister(self._budget)
+        self._budget = _JudgeBudget(ledger)
+        self._registry.register(self._budget)
 
     # -- scoring ------------------------------------------------------------------------
 
