@@ -107,12 +107,14 @@ def test_bad_settings_exit_2_without_traceback(tmp_path: Path) -> None:
 def test_live_sections_feed_serve_defaults(tmp_path: Path) -> None:
     path = tmp_path / "s.toml"
     path.write_text(
-        '[serve]\ndrain_timeout_s = 5\ngrpc_port = 0\n[live]\ngoldens = ["g"]\n'
+        "[serve]\ndrain_timeout_s = 5\ngrpc_port = 0\nrequest_timeout_s = 7.5\n"
+        'max_connections = 64\n[live]\ngoldens = ["g"]\n'
         'eval_config = "c.json"\n[sampling]\nrate = 0.5\nby = "conversation"\n'
     )
     settings = load_settings(path)
     serve = settings.default_map()["serve"]
     assert serve["drain_timeout"] == 5 and serve["grpc_port"] == 0
+    assert serve["request_timeout"] == 7.5 and serve["max_connections"] == 64
     assert serve["goldens"] == [str(tmp_path / "g")]
     assert serve["config_path"] == str(tmp_path / "c.json")
     policy = settings.sampling.policy()

@@ -98,8 +98,9 @@ class Settings(_Section):
         if "format" in imp:
             imp["fmt"] = imp.pop("format")  # the import command's parameter name
         serve = self.serve.model_dump(exclude_none=True)
-        if "drain_timeout_s" in serve:
-            serve["drain_timeout"] = serve.pop("drain_timeout_s")  # the flag's name
+        for key in ("drain_timeout_s", "request_timeout_s"):
+            if key in serve:
+                serve[key.removesuffix("_s")] = serve.pop(key)  # the flag's name
         if self.live.goldens is not None:
             serve["goldens"] = self.live.goldens
         if self.live.eval_config is not None:

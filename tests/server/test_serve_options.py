@@ -46,6 +46,10 @@ def test_defaults_follow_otlp() -> None:
         ({"max_request_bytes": 2**31}, "max_request_bytes"),
         ({"drain_timeout_s": -1.0}, "drain_timeout_s"),
         ({"drain_timeout_s": float("inf")}, "drain_timeout_s"),
+        ({"request_timeout_s": 0.0}, "request_timeout_s"),
+        ({"request_timeout_s": float("nan")}, "request_timeout_s"),
+        ({"max_connections": 0}, "max_connections"),
+        ({"max_connections": True}, "max_connections"),
     ],
 )
 def test_bad_options_are_config_errors(kwargs: dict[str, object], message: str) -> None:

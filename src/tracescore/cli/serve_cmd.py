@@ -46,6 +46,20 @@ __all__ = ["serve_command"]
     show_default=True,
     help="Seconds to score what is pending after SIGTERM.",
 )
+@click.option(
+    "--request-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds an OTLP/HTTP client may take to send a request's headers, and its body.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=1024,
+    show_default=True,
+    help="HTTP connections / gRPC calls at once; beyond it 503 / RESOURCE_EXHAUSTED.",
+)
 @click.option("--config", "config_path", default=None, help="ADK eval_config.json.")
 @click.option("--goldens", multiple=True, help="ADK evalset(s) or directories; repeatable.")
 @judge_options
@@ -63,6 +77,8 @@ def serve_command(
     auth_token: str | None,
     max_request_bytes: int,
     drain_timeout: float,
+    request_timeout: float,
+    max_connections: int,
     config_path: str | None,
     goldens: tuple[str, ...],
     judge_backend: str | None,
@@ -111,6 +127,8 @@ def serve_command(
             auth_token=auth_token,
             max_request_bytes=max_request_bytes,
             drain_timeout_s=drain_timeout,
+            request_timeout_s=request_timeout,
+            max_connections=max_connections,
         )
     except TracescoreError as exc:
         err.print(f"error: {exc}", markup=False)

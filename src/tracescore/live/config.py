@@ -135,6 +135,8 @@ class ServeSettings(_Section):
     auth_token: str | None = None
     max_request_bytes: int | None = Field(default=None, ge=1024)
     drain_timeout_s: float | None = Field(default=None, ge=0)
+    request_timeout_s: float | None = Field(default=None, gt=0)
+    max_connections: int | None = Field(default=None, ge=1)
 
 
 @dataclass(slots=True, kw_only=True)

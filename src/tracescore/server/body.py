@@ -5,11 +5,13 @@ claims: ``Content-Length`` is checked up front (cheap refusal of an honest clien
 bytes are counted while they stream in, so an absent or false length changes nothing.
 A compressed body is inflated chunk by chunk with ``max_length`` capped at what is left of
 the limit, so a gzip bomb (100 MB of zeros in 100 KB) costs at most ``limit`` bytes of
-memory before it is refused.
+memory before it is refused. The whole body must arrive within a deadline, so a client
+trickling bytes (slow loris) cannot hold a request open for ever.
 """
 
 from __future__ import annotations
 
+import asyncio
 import zlib
 from collections.abc import AsyncIterable
 from typing import Final
@@ -17,6 +19,7 @@ from typing import Final
 __all__ = [
     "SUPPORTED_ENCODINGS",
     "BodyError",
+    "BodyTimeout",
     "BodyTooLarge",
     "MalformedBody",
     "UnsupportedEncoding",
@@ -40,6 +43,12 @@ class BodyTooLarge(BodyError):
     """More than the limit, on the wire or decompressed (HTTP 413)."""
 
     status = 413
+
+
+class BodyTimeout(BodyError):
+    """The body did not arrive within the request deadline (HTTP 408)."""
+
+    status = 408
 
 
 class MalformedBody(BodyError):
@@ -70,7 +79,11 @@ def check_content_length(value: str | None, limit: int) -> None:
 
 
 async def read_body(
-    chunks: AsyncIterable[bytes], *, content_encoding: str | None, limit: int
+    chunks: AsyncIterable[bytes],
+    *,
+    content_encoding: str | None,
+    limit: int,
+    timeout_s: float | None = None,
 ) -> tuple[bytearray, int]:
     """Read and decompress a request body, holding both sizes to ``limit``.
 
@@ -78,6 +91,7 @@ async def read_body(
         chunks: The body as it arrives (``starlette.requests.Request.stream()``).
         content_encoding: The ``Content-Encoding`` header; None or ``identity`` for none.
         limit: Largest body accepted, compressed and decompressed.
+        timeout_s: Time the whole body may take to arrive; None for no deadline.
 
     Returns:
         The decoded body and the number of bytes read from the wire.
@@ -87,8 +101,21 @@ async def read_body(
             before anything is read.
         BodyTooLarge: the limit was exceeded; reading stops right there.
         MalformedBody: the compressed data is corrupt or ends early.
+        BodyTimeout: the body was still incomplete after ``timeout_s``.
 
     """
+    reading = _read_body(chunks, content_encoding=content_encoding, limit=limit)
+    if timeout_s is None:
+        return await reading
+    try:
+        return await asyncio.wait_for(reading, timeout_s)
+    except asyncio.TimeoutError:  # the builtin TimeoutError only from Python 3.11
+        raise BodyTimeout(f"request body not received within {timeout_s:g} s") from None
+
+
+async def _read_body(
+    chunks: AsyncIterable[bytes], *, content_encoding: str | None, limit: int
+) -> tuple[bytearray, int]:
     encoding = (content_encoding or "identity").strip().lower()
     wbits = _WBITS.get(encoding)
     if wbits is None and encoding != "identity":

@@ -61,15 +61,27 @@ TRACE_SERVICE: Final = trace_service_pb2.DESCRIPTOR.services_by_name["TraceServi
 LOGS_SERVICE: Final = logs_service_pb2.DESCRIPTOR.services_by_name["LogsService"].full_name
 
 
-def create_grpc_server(*, max_request_bytes: int) -> Any:
-    """A ``grpc.aio.Server`` configured for OTLP, services not yet added, not bound."""
+def create_grpc_server(
+    *, max_request_bytes: int, max_calls: int = 1024, handshake_timeout_s: float = 30.0
+) -> Any:
+    """A ``grpc.aio.Server`` configured for OTLP, services not yet added, not bound.
+
+    Args:
+        max_request_bytes: Largest message accepted.
+        max_calls: Concurrent calls; more fail ``RESOURCE_EXHAUSTED`` (senders retry).
+        handshake_timeout_s: Time a new connection has to complete its HTTP/2 handshake,
+            so connections that never speak are closed.
+
+    """
     return grpc.aio.server(
+        maximum_concurrent_rpcs=max_calls,
         options=[
             ("grpc.max_receive_message_length", max_request_bytes),
             # grpc sets SO_REUSEPORT by default on Linux, so a second receiver on the same
             # port would silently share its traffic instead of failing to start.
             ("grpc.so_reuseport", 0),
-        ]
+            ("grpc.server_handshake_timeout_ms", max(1, round(handshake_timeout_s * 1000))),
+        ],
     )
 
 

@@ -109,7 +109,10 @@ class _Endpoints:
         try:
             check_content_length(headers.get("content-length"), limit)
             body, wire_bytes = await read_body(
-                request.stream(), content_encoding=headers.get("content-encoding"), limit=limit
+                request.stream(),
+                content_encoding=headers.get("content-encoding"),
+                limit=limit,
+                timeout_s=receiver.request_timeout_s,
             )
             receiver.metrics.body_bytes("http", signal, wire_bytes)
             decode = decode_protobuf_request if encoding == "protobuf" else decode_json_request

@@ -32,6 +32,12 @@ class ServeOptions:
             after decompression (a small gzip body can inflate a thousandfold).
         drain_timeout_s: On SIGTERM/SIGINT, how long :func:`~tracescore.server.run` may
             take to stop the listeners and let the intake score what it holds.
+        request_timeout_s: OTLP/HTTP: how long a client may take to send a request's
+            headers, and again its body; slower clients are disconnected (headers) or
+            answered 408 (body), so slow-loris connections cannot pile up.
+        max_connections: OTLP/HTTP: open connections (and requests in progress) beyond
+            which new requests are answered 503; gRPC: concurrent calls beyond which
+            new calls fail ``RESOURCE_EXHAUSTED``. Senders retry both.
 
     Raises:
         ConfigError: a value is out of range, or both listeners are turned off.
@@ -44,6 +50,8 @@ class ServeOptions:
     auth_token: str | None = None
     max_request_bytes: int = 8 * 1024 * 1024
     drain_timeout_s: float = 30.0
+    request_timeout_s: float = 30.0
+    max_connections: int = 1024
 
     def __post_init__(self) -> None:
         if not self.host or self.host != self.host.strip():
@@ -66,6 +74,13 @@ class ServeOptions:
             raise ConfigError(
                 f"serve: drain_timeout_s must be a finite number >= 0, got {self.drain_timeout_s!r}"
             )
+        if not (math.isfinite(self.request_timeout_s) and self.request_timeout_s > 0):
+            raise ConfigError(
+                "serve: request_timeout_s must be a finite number > 0, "
+                f"got {self.request_timeout_s!r}"
+            )
+        if isinstance(self.max_connections, bool) or self.max_connections < 1:
+            raise ConfigError(f"serve: max_connections must be >= 1, got {self.max_connections!r}")
 
 
 def _is_token(token: str) -> bool:

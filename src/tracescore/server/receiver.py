@@ -47,6 +47,7 @@ class Receiver:
         self.intake = intake
         self.metrics = metrics
         self.max_request_bytes = options.max_request_bytes
+        self.request_timeout_s = options.request_timeout_s
         self._token = None if options.auth_token is None else options.auth_token.encode()
         self.started = False
         self.draining = False

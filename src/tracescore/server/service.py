@@ -18,6 +18,7 @@ from tracescore.server.grpc import add_services, create_grpc_server
 from tracescore.server.http import build_http_app
 from tracescore.server.metrics import ReceiverMetrics
 from tracescore.server.options import ServeOptions
+from tracescore.server.protocol import guarded_h11
 from tracescore.server.receiver import Receiver
 
 __all__ = ["OTLPServer"]
@@ -127,7 +128,11 @@ class OTLPServer:
             self._receiver.close()
 
     async def _start_grpc(self, host: str, port: int) -> None:
-        server = create_grpc_server(max_request_bytes=self.options.max_request_bytes)
+        server = create_grpc_server(
+            max_request_bytes=self.options.max_request_bytes,
+            max_calls=self.options.max_connections,
+            handshake_timeout_s=self.options.request_timeout_s,
+        )
         add_services(server, self._receiver)
         address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         try:
@@ -158,6 +163,8 @@ class OTLPServer:
             lifespan="off",
             ws="none",
             server_header=False,
+            http=guarded_h11(self.options.request_timeout_s),
+            limit_concurrency=self.options.max_connections,
         )
         config.load()
         server = uvicorn.Server(config)
