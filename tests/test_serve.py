@@ -10,6 +10,8 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +95,45 @@ def test_sigterm_drains_and_exits_zero(service: Service) -> None:
     provider.shutdown()
     service.proc.send_signal(signal.SIGTERM)
     assert service.proc.wait(timeout=60) == 0
+
+
+def test_sigterm_mid_load_drains_within_its_deadline(tmp_path: Path) -> None:
+    """Senders keep sending while SIGTERM arrives: the service stops taking records, scores
+    what it holds and exits 0 well within --drain-timeout."""
+    write_goldens(
+        tmp_path, {"paris": (PARIS, [("get_weather", {"city": "Paris"})], "It is 21C in Paris.")}
+    )
+    svc = start_service(
+        tmp_path, "--goldens", str(tmp_path / "live.evalset.json"), "--drain-timeout", "5"
+    )
+    stop = threading.Event()
+    sent = threading.Semaphore(0)
+
+    def sender() -> None:
+        provider = agent_provider(
+            HttpSpanExporter(endpoint=f"http://127.0.0.1:{svc.http_port}/v1/traces", timeout=2)
+        )
+        tracer = provider.get_tracer("agent")
+        while not stop.is_set():
+            run_agent(tracer)
+            sent.release()
+        provider.shutdown()
+
+    threads = [threading.Thread(target=sender) for _ in range(2)]
+    try:
+        for thread in threads:
+            thread.start()
+        for _ in range(40):  # well into the load
+            assert sent.acquire(timeout=60)
+        started = time.monotonic()
+        svc.proc.send_signal(signal.SIGTERM)
+        assert svc.proc.wait(timeout=60) == 0  # everything taken in was scored
+        assert time.monotonic() - started < 5 + 3  # the deadline, plus process exit
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+        svc.stop()
 
 
 def test_bad_settings_exit_2_with_one_line(tmp_path: Path) -> None:
