@@ -233,3 +233,46 @@ def test_unreadable_log_records_are_counted_not_fatal(make: Any) -> None:
     assert proc.force_flush(10_000)
     assert value(proc.registry, "tracescore_spans_dropped_total", reason="unreadable") == 1
     assert proc.scorer.invocation_outcomes == {"no_golden": 1}  # the worker went on
+
+
+def test_a_backlog_releases_due_traces_instead_of_evicting_them() -> None:
+    """Found by the soak: one pump adding more new traces than ``max_traces`` has room for
+    used to evict the oldest held traces — complete ones, only waiting for the pump to end —
+    as ``dropped``. Due traces are now released before every chunk."""
+    from tracescore.criteria import informational_criteria
+
+    now = [1000.0]
+    proc = ScoringSpanProcessor(
+        list(informational_criteria()),
+        registry=CollectorRegistry(),
+        options=LiveOptions(max_traces=100, idle_s=2.0, tick_s=3600.0, wake_at=100_000),
+        clock=lambda: now[0],
+    )
+    assembler = proc.engine._assembler
+    settled = threading.Event()  # the worker took the first runs in and went back to sleep
+    due = assembler.due
+
+    def spy() -> Any:
+        out = due()
+        if assembler.in_flight >= 60:
+            settled.set()
+        return out
+
+    assembler.due = spy  # type: ignore[method-assign]
+    provider = TracerProvider()
+    provider.add_span_processor(proc)
+    tracer = provider.get_tracer("t")
+    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
+    try:
+        for _ in range(60):
+            tracer.start_span("invoke_agent a", attributes=attrs).end()
+        proc.engine._wake()  # the worker takes the first 60 in (not due yet)
+        assert settled.wait(10)
+        now[0] += 10.0  # now they are complete and due
+        for _ in range(60):  # 120 > max_traces, in one pump
+            tracer.start_span("invoke_agent a", attributes=attrs).end()
+        assert proc.force_flush(10_000)
+        assert "dropped" not in proc.scorer.trace_outcomes
+        assert sum(proc.scorer.trace_outcomes.values()) == 120
+    finally:
+        provider.shutdown()

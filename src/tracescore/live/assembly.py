@@ -173,15 +173,19 @@ class LiveAssembler:
     def due(self) -> list[LiveTrace]:
         """Traces whose window has passed, least recently active first."""
         now = self._clock()
-        out = []
-        for trace_id in list(self._pending):
-            trace = self._pending[trace_id]
+        ripe = []
+        # Only the quiet head is visited (no copy of every key): the worker calls this
+        # between every chunk of a backlog.
+        for trace_id, trace in self._pending.items():
             quiet = now - trace.last_s
             if quiet < self.idle_s:
                 break  # ordered by last activity: everything after is fresher
             if trace.root_seen or quiet >= self.orphan_ttl_s:
-                del self._pending[trace_id]
-                out.append(self._release(trace, "complete" if trace.root_seen else "incomplete"))
+                ripe.append(trace_id)
+        out = []
+        for trace_id in ripe:
+            trace = self._pending.pop(trace_id)
+            out.append(self._release(trace, "complete" if trace.root_seen else "incomplete"))
         return out
 
     def flush(self) -> list[LiveTrace]:

@@ -322,11 +322,14 @@ class LiveEngine:
         """Move the records queued now into the assembler, a chunk at a time.
 
         Only what was queued when the pump started: under sustained overload the worker
-        still gets to release due traces between pumps.
+        still gets to release due traces between pumps. Due traces are also released
+        before every chunk: a backlog bigger than ``max_traces`` would otherwise evict
+        (drop) traces that were complete and only waiting for the pump to end.
         """
         budget = len(self._spans) + len(self._logs) + len(self._batches)
         while budget > 0:
             self._mark_damaged()
+            self._release(self._assembler.due())
             spans: list[SpanRecord] = []
             local_roots: set[str] = set()
             queue = self._spans
