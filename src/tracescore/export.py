@@ -8,14 +8,18 @@ status and reason, plus usage, timing, warnings and provenance.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import IO
+from typing import IO, Final
 
 import orjson
 
 from tracescore.conventions.messages import JsonValue
 from tracescore.model import Invocation
 
-__all__ = ["invocation_record", "write_jsonl"]
+__all__ = ["invocation_json", "invocation_record", "write_jsonl"]
+
+#: orjson writes at most 255 levels of nesting while the readers accept up to 1024 (tool
+#: arguments given as deeply nested JSON text); deeper containers are written as text.
+_MAX_DEPTH: Final = 200
 
 
 def _jsonable(value: JsonValue) -> JsonValue:
@@ -64,11 +68,77 @@ def invocation_record(inv: Invocation) -> dict[str, JsonValue]:
     }
 
 
+def invocation_json(inv: Invocation) -> bytes:
+    """The record of ``inv`` as JSON, always writable.
+
+    A value nested deeper than orjson can write (found by fuzzing: tool arguments of a
+    few hundred nested lists) keeps every level: containers below ``_MAX_DEPTH`` become
+    their JSON text, a string, instead of failing the whole export.
+    """
+    record = invocation_record(inv)
+    try:
+        return orjson.dumps(record, default=str)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_shallow(record, _MAX_DEPTH), default=str)
+
+
+def _shallow(value: object, depth: int) -> object:
+    """``value`` with the containers ``depth`` levels down replaced by their JSON text."""
+    if isinstance(value, dict):
+        if depth == 0:
+            return _json_text(value)
+        return {k: _shallow(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if depth == 0:
+            return _json_text(value)
+        return [_shallow(v, depth - 1) for v in value]
+    return value
+
+
+class _Token(str):
+    """Literal JSON punctuation on :func:`_json_text`'s stack (a plain str is a value)."""
+
+
+def _scalar(value: object) -> str:
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except orjson.JSONEncodeError:  # an integer past 64 bits
+        return orjson.dumps(str(value)).decode()
+
+
+def _json_text(value: object) -> str:
+    """Compact JSON of ``value`` at any depth, without recursion."""
+    out: list[str] = []
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Token:
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.append(_Token("}"))
+            entries = list(item.items())
+            for i in range(len(entries) - 1, -1, -1):
+                key, child = entries[i]
+                stack.append(child)
+                stack.append(_Token(("," if i else "") + orjson.dumps(str(key)).decode() + ":"))
+            stack.append(_Token("{"))
+        elif isinstance(item, (list, tuple)):
+            stack.append(_Token("]"))
+            for i in range(len(item) - 1, -1, -1):
+                stack.append(item[i])
+                if i:
+                    stack.append(_Token(","))
+            stack.append(_Token("["))
+        else:
+            out.append(_scalar(item))
+    return "".join(out)
+
+
 def write_jsonl(invocations: Iterable[Invocation], out: IO[bytes]) -> int:
     """Write one record per line; return how many were written."""
     n = 0
     for inv in invocations:
-        out.write(orjson.dumps(invocation_record(inv), default=str))
+        out.write(invocation_json(inv))
         out.write(b"\n")
         n += 1
     return n

@@ -68,15 +68,34 @@ def build_invocations(
 
     Returns:
         Invocations ordered by start time; empty when the trace has no agent activity.
+        A span repeating the id of an earlier one (a retried export written twice, or
+        corrupt input) is ignored, and the invocations say so in their warnings.
 
     """
-    return [_build(run, complete=complete) for run in split_runs(spans, logs)]
+    unique = _unique(spans)
+    notes = []
+    if len(unique) < len(spans):
+        repeated = len(spans) - len(unique)
+        notes.append(f"{repeated} span(s) repeating an earlier span's id were ignored")
+    return [_build(run, complete=complete, notes=notes) for run in split_runs(unique, logs)]
 
 
-def _build(run: AgentRun, *, complete: bool) -> Invocation:
+def _unique(spans: Sequence[SpanRecord]) -> Sequence[SpanRecord]:
+    """The first span of each id.
+
+    The tree walk needs unique ids: with a repeated one, a span can be its own
+    descendant, and the walk would never end.
+    """
+    first: dict[str, SpanRecord] = {}
+    for span in spans:
+        first.setdefault(span.span_id, span)
+    return spans if len(first) == len(spans) else list(first.values())
+
+
+def _build(run: AgentRun, *, complete: bool, notes: Sequence[str] = ()) -> Invocation:
     root = run.root
     provenance: dict[str, str] = {}
-    warnings: list[str] = []
+    warnings: list[str] = list(notes)
     llm_steps = sorted(run.llm_steps, key=lambda s: s.view.span.start_ns)
     tool_steps = sorted(run.tool_steps, key=lambda s: s.view.span.start_ns)
 

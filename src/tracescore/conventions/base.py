@@ -28,10 +28,14 @@ __all__ = [
     "StepKind",
     "ToolIO",
     "Usage",
+    "digits",
     "parse_content",
 ]
 
 T = TypeVar("T")
+
+#: Digits of the largest value :func:`digits` reads (an unsigned 64-bit integer).
+_MAX_DIGITS = 20
 
 #: What a span is in an agent run. ``invocation``/``workflow``/``agent`` are agent-ish
 #: (they can root an invocation); ``llm`` is a model call; ``tool`` a tool execution.
@@ -88,6 +92,22 @@ class SpanView:
         self.warnings.append(f"span {self.span.span_id} ({self.span.name}): {message}")
 
 
+def digits(text: str) -> int | None:
+    """``text`` as an integer when it is 1-20 ASCII digits (an index, a token count).
+
+    ``str.isdigit`` also accepts characters ``int`` rejects (``"²"``), and ``int`` refuses
+    strings of more than 4300 digits: attribute keys and values hold anything.
+    """
+    if text.isascii() and text.isdigit() and len(text) <= _MAX_DIGITS:
+        return int(text)
+    return None
+
+
+def _text(value: str | bytes) -> str:
+    # Content from a ``bytesValue`` need not be UTF-8: never fail on it.
+    return value if isinstance(value, str) else value.decode("utf-8", "replace")
+
+
 def parse_content(view: SpanView, value: object, source: str) -> Found[JsonValue] | None:
     """Parse a JSON content value leniently, salvaging truncated JSON.
 
@@ -99,7 +119,7 @@ def parse_content(view: SpanView, value: object, source: str) -> Found[JsonValue
     if isinstance(value, (str, bytes)):
         stripped = value.strip()
         if stripped[:1] not in ("{", "[", b"{", b"["):
-            return Found(value if isinstance(value, str) else value.decode(), source)
+            return Found(_text(value), source)
         try:
             return Found(orjson.loads(stripped), source)
         except orjson.JSONDecodeError:
@@ -107,7 +127,7 @@ def parse_content(view: SpanView, value: object, source: str) -> Found[JsonValue
                 parsed, _ = salvage_json(stripped)
             except ValueError:
                 view.warn(f"{source} is not valid JSON; kept as text")
-                return Found(value if isinstance(value, str) else value.decode(), source)
+                return Found(_text(value), source)
             view.warn(f"{source} was truncated ({len(value)} bytes); salvaged what it holds")
             return Found(parsed, source, truncated=True)
     return Found(cast(JsonValue, value), source)

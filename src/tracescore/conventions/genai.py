@@ -19,6 +19,7 @@ from tracescore.conventions.base import (
     StepKind,
     ToolIO,
     Usage,
+    digits,
     parse_content,
 )
 from tracescore.conventions.messages import (
@@ -61,8 +62,10 @@ def int_attr(span: SpanRecord, *keys: str) -> int | None:
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        if isinstance(value, str) and value.isdigit():
-            return int(value)
+        if isinstance(value, str):
+            number = digits(value)
+            if number is not None:
+                return number
     return None
 
 
@@ -72,7 +75,7 @@ def messages_attr(
     """Parse a message-list attribute; None when absent, not captured or unreadable."""
     if is_not_captured(value):
         return None
-    if isinstance(value, str):
+    if isinstance(value, (str, bytes)):  # JSON text (bytes: from a ``bytesValue``)
         try:
             return Found(messages_from_value(value, default_role=default_role), source)
         except orjson.JSONDecodeError:

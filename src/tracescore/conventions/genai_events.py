@@ -38,6 +38,7 @@ from tracescore.conventions.base import (
     SpanView,
     ToolIO,
     Usage,
+    digits,
     parse_content,
 )
 from tracescore.conventions.genai import messages_attr, system_text
@@ -272,8 +273,8 @@ def _int(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
+    if isinstance(value, str):
+        return digits(value)
     return None
 
 

@@ -28,6 +28,7 @@ from tracescore.conventions.base import (
     StepKind,
     ToolIO,
     Usage,
+    digits,
     parse_content,
 )
 from tracescore.conventions.genai import int_attr
@@ -79,7 +80,8 @@ _SCHEMA_KEYS: Final = frozenset({"$schema", "properties", "parameters", "json_sc
 
 def _index(rest: str) -> tuple[int, str] | None:
     head, _, tail = rest.partition(".")
-    return (int(head), tail) if head.isdigit() else None
+    index = digits(head)
+    return None if index is None else (index, tail)
 
 
 def _parse_flat(view: SpanView) -> _Parsed:

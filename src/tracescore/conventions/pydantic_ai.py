@@ -169,7 +169,13 @@ class PydanticAI(ConventionReader):
         value = view.span.attributes.get(FINAL_RESULT)
         if is_not_captured(value):
             return None
-        text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+        if isinstance(value, str):
+            return Found(value, FINAL_RESULT)
+        try:
+            text = orjson.dumps(value, default=str).decode()
+        except orjson.JSONEncodeError:  # an int past 64 bits, nesting past 255 levels
+            view.warn(f"{FINAL_RESULT} cannot be written as JSON; ignored")
+            return None
         return Found(text, FINAL_RESULT)
 
     def tool_io(self, view: SpanView) -> ToolIO | None:

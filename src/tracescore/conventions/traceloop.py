@@ -32,6 +32,7 @@ from tracescore.conventions.base import (
     SpanView,
     StepKind,
     ToolIO,
+    digits,
     parse_content,
 )
 from tracescore.conventions.messages import (
@@ -108,8 +109,9 @@ def _indexed(attrs: dict[str, AttrValue], prefix: str) -> dict[int, dict[str, At
         if not key.startswith(prefix):
             continue
         head, _, rest = key[len(prefix) :].partition(".")
-        if head.isdigit() and rest:
-            out.setdefault(int(head), {})[rest] = value
+        index = digits(head)
+        if index is not None and rest:
+            out.setdefault(index, {})[rest] = value
     return out
 
 
@@ -120,8 +122,9 @@ def _chat_dict(flat: dict[str, AttrValue]) -> dict[str, object]:
     for key, value in flat.items():
         if key.startswith("tool_calls."):
             head, _, rest = key[len("tool_calls.") :].partition(".")
-            if head.isdigit():
-                calls.setdefault(int(head), {})[rest] = value
+            index = digits(head)
+            if index is not None:
+                calls.setdefault(index, {})[rest] = value
         elif key.startswith("function_call."):
             calls.setdefault(-1, {})[key[len("function_call.") :]] = value
         else:

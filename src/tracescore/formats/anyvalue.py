@@ -30,7 +30,17 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from tracescore.spans import Attributes, AttrValue
 
+#: The range of a 64-bit field, signed (``intValue``) or unsigned (``fixed64`` times). A
+#: number past it is not OTLP; it is rejected here because nothing downstream (the JSON
+#: the importer writes, among others) could hold it.
+INT64_MIN: Final = -(2**63)
+INT64_MAX: Final = 2**63 - 1
+UINT64_MAX: Final = 2**64 - 1
+
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "UINT64_MAX",
     "decode_base64",
     "json_enum",
     "json_id",
@@ -66,26 +76,34 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def json_int(value: object, what: str = "integer") -> int:
+def json_int(
+    value: object, what: str = "integer", *, low: int = INT64_MIN, high: int = UINT64_MAX
+) -> int:
     """A 64-bit OTLP/JSON integer (decimal string or number) as ``int``.
 
     Integral floats (``1e3``) are accepted as protobuf's JSON reader does; booleans,
-    fractions and non-numeric strings are not. The int64 range is not enforced.
+    fractions and non-numeric strings are not. The value must lie in ``low..high``: by
+    default what a 64-bit field holds, signed or unsigned.
 
     Raises:
-        ValueError: ``value`` is not an integer.
+        ValueError: ``value`` is not an integer, or out of range.
 
     """
+    number = None
     if value.__class__ is int:
-        return value
-    if value.__class__ is str:
+        number = value
+    elif value.__class__ is str:
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
-            pass
+            number = None
     elif value.__class__ is float and value.is_integer():
-        return int(value)
-    raise ValueError(f"{what} must be an integer, got {type_name(value)} {_short(value)}")
+        number = int(value)
+    if number is None:
+        raise ValueError(f"{what} must be an integer, got {type_name(value)} {_short(value)}")
+    if not low <= number <= high:
+        raise ValueError(f"{what} {_short(value)} is out of range ({low} to {high})")
+    return number
 
 
 def decode_base64(text: str) -> bytes:
@@ -117,12 +135,7 @@ def _bool(value: object) -> AttrValue:
 
 
 def _int(value: object) -> AttrValue:
-    if value.__class__ is str:
-        try:
-            return int(value)
-        except ValueError:
-            pass
-    return json_int(value, "intValue")
+    return json_int(value, "intValue", high=INT64_MAX)
 
 
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -216,9 +229,12 @@ def json_any_value(value: object) -> AttrValue:
         if inner.__class__ is str:
             if key == "intValue":
                 try:
-                    return int(inner)
+                    number = int(inner)
                 except ValueError:
                     pass
+                else:
+                    if INT64_MIN <= number <= INT64_MAX:
+                        return number
         elif inner.__class__ is float:
             if key == "doubleValue":
                 return inner

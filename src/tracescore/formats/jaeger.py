@@ -29,7 +29,7 @@ import logging
 from typing import Any, Final, TypeAlias, TypeVar
 
 from tracescore.exceptions import TraceFormatError
-from tracescore.formats.anyvalue import decode_base64, json_int, type_name
+from tracescore.formats.anyvalue import INT64_MAX, UINT64_MAX, decode_base64, json_int, type_name
 from tracescore.formats.base import Batch
 from tracescore.spans import Attributes, AttrValue, Origin, SpanEvent, SpanRecord
 
@@ -43,6 +43,8 @@ _CODES: Final = {"OK": 1, "ERROR": 2}  # SpanRecord.status_code
 _SCOPE_TAGS: Final = ("otel.scope.name", "otel.library.name",
                        "otel.scope.version", "otel.library.version")  # fmt: skip
 _NAMES: Final[dict[type, str]] = {str: "a string", list: "an array", dict: "an object"}
+#: Times are nanoseconds in 64 unsigned bits (OTLP ``fixed64``): start plus duration too.
+_MAX_MICROS: Final = UINT64_MAX // 1000 // 2
 _T = TypeVar("_T")
 _Resources: TypeAlias = dict[str, "Attributes | str"]  # process id -> resource, or error
 
@@ -195,6 +197,8 @@ def _micros(value: object, what: str, *, required: bool = False) -> int:
     micros = 0 if value is None else json_int(value, what)
     if micros < 0:
         raise ValueError(f"{what} must not be negative, got {micros}")
+    if micros > _MAX_MICROS:
+        raise ValueError(f"{what} {micros} is out of range (at most {_MAX_MICROS} µs)")
     return micros * 1000
 
 
@@ -226,7 +230,7 @@ def _tag_value(kind: object, value: object) -> AttrValue:
     ):
         return str(value).lower() == "true"
     if kind == "int64":
-        return json_int(value, "int64 value")
+        return json_int(value, "int64 value", high=INT64_MAX)
     if kind == "float64" and isinstance(value, (int, float, str)) and not isinstance(value, bool):
         with contextlib.suppress(ValueError):
             return float(value)

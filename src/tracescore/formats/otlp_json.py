@@ -34,6 +34,9 @@ from typing import Any, Final, TypeAlias
 
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.anyvalue import (
+    INT64_MAX,
+    INT64_MIN,
+    UINT64_MAX,
     json_any_value,
     json_attributes,
     json_enum,
@@ -276,7 +279,10 @@ def _attrs_fast(kvs: UntrustedJSON) -> Attributes:
             continue
         integer = value.get("intValue")  # alone: with other keys, the first one decides
         if integer.__class__ is str and len(value) == 1:
-            out[key] = int(integer)
+            number = int(integer)
+            if number < INT64_MIN or number > INT64_MAX:
+                raise _NotFast
+            out[key] = number
         else:
             out[key] = json_any_value(value)
     return out
@@ -353,7 +359,10 @@ def _span_fast(
                 continue
             integer = value.get("intValue")
             if integer.__class__ is str and len(value) == 1:
-                attributes[key] = int(integer)
+                number = int(integer)
+                if number < INT64_MIN or number > INT64_MAX:
+                    raise _NotFast
+                attributes[key] = number
             else:
                 attributes[key] = json_any_value(value)
     events: list[SpanEvent] = []
@@ -368,11 +377,14 @@ def _span_fast(
                 time.__class__ is not str and time.__class__ is not int
             ) or event_name.__class__ is not str:
                 raise _NotFast
+            time_ns = int(time)
+            if time_ns < INT64_MIN or time_ns > UINT64_MAX:
+                raise _NotFast
             record = _new(SpanEvent)
             _init_event(
                 record,
                 name=event_name,
-                time_ns=int(time),
+                time_ns=time_ns,
                 attributes=_attrs_fast(event.get("attributes")),
             )
             events.append(record)
@@ -388,6 +400,10 @@ def _span_fast(
             if message.__class__ is not str:
                 raise _NotFast
             message = message or None
+    start_ns = int(start)
+    end_ns = int(end)
+    if start_ns < INT64_MIN or start_ns > UINT64_MAX or end_ns < INT64_MIN or end_ns > UINT64_MAX:
+        raise _NotFast
     span_record = _new(SpanRecord)
     _init_span(
         span_record,
@@ -396,8 +412,8 @@ def _span_fast(
         parent_span_id=parent,
         name=name,
         kind=kind,
-        start_ns=int(start),
-        end_ns=int(end),
+        start_ns=start_ns,
+        end_ns=end_ns,
         attributes=attributes,
         events=events,
         status_code=code,

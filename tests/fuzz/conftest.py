@@ -1,0 +1,8 @@
+"""The fuzz tests import their contract and strategies from this folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
