@@ -11,6 +11,7 @@ warning: dropping them would lose real calls.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 
 from tracescore.conventions.base import SpanView
@@ -205,17 +206,30 @@ def _with_unmatched(
 
     Happens when an instrumentation loses model outputs (e.g. OpenInference over ADK
     schema 2 overwrites one span per model call); dropping them would lose real calls.
+    Each goes before the first call that started after it (calls without a start time
+    never count as later); executions landing in one gap keep their start-time order.
+    That first later call is where the running maximum of start times first exceeds the
+    execution's start, a monotonic sequence: a binary search, so thousands of unmatched
+    tool spans cost n log n, not n² (found by fuzzing).
     """
-    for e in unmatched:
+    if not unmatched:
+        return calls
+    running: list[float] = []
+    highest = float("-inf")
+    for call in calls:
+        if call.start_ns is not None and call.start_ns > highest:
+            highest = call.start_ns
+        running.append(highest)
+    gaps: dict[int, list[ToolCall]] = {}
+    for e in sorted(unmatched, key=lambda e: e.span.start_ns):
         warnings.append(
             f"tool span {e.span.span_id} ({e.name}) matches no model output; "
             "placed by its start time"
         )
-        call = call_from_execution(e)
-        pos = len(calls)
-        for i, other in enumerate(calls):
-            if other.start_ns is not None and other.start_ns > e.span.start_ns:
-                pos = i
-                break
-        calls.insert(pos, call)
-    return calls
+        gaps.setdefault(bisect_right(running, e.span.start_ns), []).append(call_from_execution(e))
+    out: list[ToolCall] = []
+    for i, call in enumerate(calls):
+        out.extend(gaps.get(i, ()))
+        out.append(call)
+    out.extend(gaps.get(len(calls), ()))
+    return out

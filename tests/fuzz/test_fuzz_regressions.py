@@ -18,6 +18,8 @@ from fuzz_helpers import (
     run_import,
     time_limit,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tracescore.conventions.base import SpanView, digits, parse_content
 from tracescore.conventions.genai import GenAIAttributes
@@ -336,3 +338,66 @@ def test_deeply_nested_tool_arguments_export():
     # as the JSON text of the innermost container: all 300 levels are kept.
     assert isinstance(args, str) and depth == 197
     assert args == "[" * 103 + "]" * 103
+
+
+def _reference_with_unmatched(calls, unmatched):
+    """The former quadratic placement, kept as the specification."""
+    from tracescore.tool_calls import call_from_execution
+
+    calls = list(calls)
+    for e in unmatched:
+        pos = len(calls)
+        for i, other in enumerate(calls):
+            if other.start_ns is not None and other.start_ns > e.span.start_ns:
+                pos = i
+                break
+        calls.insert(pos, call_from_execution(e))
+    return calls
+
+
+def _execution(i: int, start: int):
+    from tracescore.tool_calls import Execution
+
+    span = SpanRecord(
+        trace_id="c" * 32,
+        span_id=f"{i:016x}",
+        parent_span_id=None,
+        name="t",
+        start_ns=start,
+        end_ns=start,
+    )
+    return Execution(
+        name=f"t{i}", call_id=None, args=None, result=None, error=None, agent=None, span=span
+    )
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(
+    st.lists(st.one_of(st.none(), st.integers(-5, 20)), max_size=8),
+    st.lists(st.integers(-5, 20), max_size=8),
+)
+def test_unmatched_tool_spans_are_placed_as_before(call_starts, exec_starts):
+    """Found by fuzzing: placing unmatched tool spans was quadratic. The n log n version
+    places them exactly where the former one did, for executions in start order."""
+    from tracescore.model import ToolCall
+    from tracescore.tool_calls import _with_unmatched
+
+    calls = [ToolCall(name=f"c{i}", args=None, start_ns=s) for i, s in enumerate(call_starts)]
+    execs = sorted(
+        (_execution(i, s) for i, s in enumerate(exec_starts)), key=lambda e: e.span.start_ns
+    )
+    placed = _with_unmatched(list(calls), execs, [])
+    expected = _reference_with_unmatched(calls, execs)
+    assert [c.name for c in placed] == [c.name for c in expected]
+
+
+def test_thousands_of_unmatched_tool_spans_are_cheap():
+    from tracescore.model import ToolCall
+    from tracescore.tool_calls import _with_unmatched
+
+    calls = [ToolCall(name="c", args=None, start_ns=i * 10) for i in range(20_000)]
+    execs = [_execution(i, i * 10 + 5) for i in range(20_000)]
+    with time_limit(5.0):  # the quadratic version needed minutes
+        placed = _with_unmatched(calls, execs, [])
+    assert len(placed) == 40_000
+    assert [c.start_ns for c in placed] == sorted(c.start_ns for c in placed)
