@@ -401,3 +401,20 @@ def test_thousands_of_unmatched_tool_spans_are_cheap():
         placed = _with_unmatched(calls, execs, [])
     assert len(placed) == 40_000
     assert [c.start_ns for c in placed] == sorted(c.start_ns for c in placed)
+
+
+def test_log_bodies_nested_beyond_reason_are_cut_not_a_recursion_error():
+    """Found by fuzzing: the SDK record converter recursed without bound."""
+    from opentelemetry._logs import LogRecord as APILogRecord
+
+    from tracescore.formats.sdk import from_sdk_log
+
+    body: Any = "leaf"
+    for _ in range(3000):
+        body = {"k": [body]}
+    record = from_sdk_log(APILogRecord(body=body))
+    depth, value = 0, record.body
+    while isinstance(value, (dict, list)):
+        value = value["k"] if isinstance(value, dict) else value[0]
+        depth += 1
+    assert depth == 200 and value == "<nested deeper than 200 levels>"

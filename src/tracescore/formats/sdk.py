@@ -38,16 +38,24 @@ _init_log: Final = LogRecord.__init__
 _resource_cache: dict[int, tuple[Resource, Attributes]] = {}
 
 
-def _plain(value: object) -> AttrValue:
+#: Deeper values (log bodies of arbitrary structure) are cut here instead of recursing
+#: into a RecursionError; no instrumentation nests anywhere near this.
+_MAX_DEPTH: Final = 200
+_TOO_DEEP: Final = f"<nested deeper than {_MAX_DEPTH} levels>"
+
+
+def _plain(value: object, depth: int = 0) -> AttrValue:
     """An SDK attribute or log body value as a plain value (sequences and mappings unwrapped)."""
+    if depth >= _MAX_DEPTH:
+        return _TOO_DEEP
     if isinstance(value, (tuple, list)):  # the SDK stores sequences as tuples
         scalars = _SCALARS
         # An exact class in _SCALARS is an AttrValue; mypy cannot see that from `in`.
-        return [item if item.__class__ in scalars else _plain(item) for item in value]  # type: ignore[misc]
+        return [item if item.__class__ in scalars else _plain(item, depth + 1) for item in value]  # type: ignore[misc]
     if value is None or isinstance(value, (str, int, float, bytes)):  # bool is an int
         return value
     if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
+        return {str(key): _plain(item, depth + 1) for key, item in value.items()}
     return str(value)
 
 
