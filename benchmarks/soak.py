@@ -63,7 +63,10 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-from opentelemetry.trace import Status, StatusCode, Tracer
+from opentelemetry.trace import Tracer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from live_agent import run_agent
 
 HERE = Path(__file__).resolve().parent
 MiB = 2**20
@@ -86,10 +89,6 @@ SERVE_SETTINGS = "[live]\ncriteria = {{ {criteria} }}\n"
 # --- the agent ------------------------------------------------------------------------------
 
 
-def _text(role: str, text: str) -> dict[str, Any]:
-    return {"role": role, "parts": [{"type": "text", "content": text}]}
-
-
 def question(city: str) -> str:
     return f"What is the weather in {city}?"
 
@@ -102,69 +101,21 @@ def agent_run(tracer: Tracer, n: int, *, agent: str = "weather_agent") -> int:
     """Agent run number ``n`` (deterministic); returns the spans it ended (4 to 6).
 
     ``invoke_agent`` › ``chat`` (tool calls) › 1–3 ``execute_tool`` › ``chat`` (answer),
-    messages as JSON attributes, as OTel GenAI instrumentations write them (the copy of
-    ``tests/live_agent.py``, varied). Every 4th run belongs to a 3-turn conversation,
-    every 50th ends in an error.
+    as the test suite's simulated agent writes them (``tests/live_agent.py``), varied:
+    every 4th run belongs to a 3-turn conversation, every 50th ends in an error.
     """
     city, temp = CITIES[n % len(CITIES)]
     tools = [("get_weather", {"city": city}, temp)]
     tools += [(name, {"city": city}, res) for name, res in EXTRA_TOOLS[: (n // 6) % 3]]
-    attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
-    if n % 4 == 0:
-        attrs["gen_ai.conversation.id"] = f"conv-{n // 12}"
-    with tracer.start_as_current_span(f"invoke_agent {agent}", attributes=attrs) as root:
-        history = [_text("user", question(city))]
-        calls = [
-            {"type": "tool_call", "id": f"call_{i}", "name": name, "arguments": args}
-            for i, (name, args, _) in enumerate(tools)
-        ]
-        with tracer.start_as_current_span(
-            "chat m",
-            attributes={
-                "gen_ai.operation.name": "chat",
-                "gen_ai.request.model": "m",
-                "gen_ai.usage.input_tokens": 10,
-                "gen_ai.usage.output_tokens": 5,
-                "gen_ai.input.messages": json.dumps(history),
-                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": calls}]),
-            },
-        ):
-            pass
-        history.append({"role": "assistant", "parts": calls})
-        for i, (name, args, result) in enumerate(tools):
-            with tracer.start_as_current_span(
-                f"execute_tool {name}",
-                attributes={
-                    "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": name,
-                    "gen_ai.tool.call.id": f"call_{i}",
-                    "gen_ai.tool.call.arguments": json.dumps(args),
-                    "gen_ai.tool.call.result": result,
-                },
-            ):
-                pass
-            history.append(
-                {
-                    "role": "tool",
-                    "parts": [
-                        {"type": "tool_call_response", "id": f"call_{i}", "response": result}
-                    ],
-                }
-            )
-        with tracer.start_as_current_span(
-            "chat m",
-            attributes={
-                "gen_ai.operation.name": "chat",
-                "gen_ai.request.model": "m",
-                "gen_ai.usage.input_tokens": 20,
-                "gen_ai.usage.output_tokens": 8,
-                "gen_ai.input.messages": json.dumps(history),
-                "gen_ai.output.messages": json.dumps([_text("assistant", answer(city, temp))]),
-            },
-        ):
-            pass
-        if n % 50 == 49:
-            root.set_status(Status(StatusCode.ERROR, "boom"))
+    run_agent(
+        tracer,
+        agent=agent,
+        user=question(city),
+        tools=tools,
+        answer=answer(city, temp),
+        conversation_id=f"conv-{n // 12}" if n % 4 == 0 else None,
+        error=n % 50 == 49,
+    )
     return 3 + len(tools)
 
 

@@ -113,9 +113,11 @@ def _attr_value(value: Any) -> AttrValue:
     return value
 
 
-def load_sample(path: Path) -> tuple[list[SpanRecord], list[LogRecord], dict[str, Any]]:
-    """Spans and logs of a JSON sample written by ``adk_harness.run_to_sample``, and the sample."""
-    sample = json.loads(path.read_text(encoding="utf-8"))
+_KIND = {"UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}
+
+
+def sample_records(sample: dict[str, Any]) -> tuple[list[SpanRecord], list[LogRecord]]:
+    """The spans and logs of a sample written by ``adk_harness.run_to_sample``."""
     status = {"UNSET": STATUS_UNSET, "OK": STATUS_OK, "ERROR": STATUS_ERROR}
     spans = [
         SpanRecord(
@@ -123,6 +125,7 @@ def load_sample(path: Path) -> tuple[list[SpanRecord], list[LogRecord], dict[str
             span_id=s["span_id"],
             parent_span_id=s["parent_span_id"],
             name=s["name"],
+            kind=_KIND.get(str(s.get("kind")), 0),
             start_ns=s["start"],
             end_ns=s["end"],
             attributes=s["attributes"],
@@ -146,8 +149,15 @@ def load_sample(path: Path) -> tuple[list[SpanRecord], list[LogRecord], dict[str
             attributes=r["attributes"],
             scope=(r["scope"] or {}).get("name"),
         )
-        for r in sample["logs"]
+        for r in sample.get("logs", [])
     ]
+    return spans, logs
+
+
+def load_sample(path: Path) -> tuple[list[SpanRecord], list[LogRecord], dict[str, Any]]:
+    """Spans and logs of a JSON sample written by ``adk_harness.run_to_sample``, and the sample."""
+    sample = json.loads(path.read_text(encoding="utf-8"))
+    spans, logs = sample_records(sample)
     return spans, logs, sample
 
 

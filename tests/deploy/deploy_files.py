@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,6 @@ def query(rule: dict[str, Any], ref: str) -> dict[str, Any]:
 
 def dashboard() -> dict[str, Any]:
     """The provisioned dashboard, parsed."""
-    import json
-
     data: dict[str, Any] = json.loads(DASHBOARD.read_text(encoding="utf-8"))
     return data
 

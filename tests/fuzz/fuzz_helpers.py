@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from conv_helpers import sample_records
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
@@ -152,47 +153,6 @@ def fixture_samples() -> list[dict[str, Any]]:
         if isinstance(data, dict) and isinstance(data.get("spans"), list):
             samples.append(data)
     return samples
-
-
-_STATUS = {"UNSET": 0, "OK": 1, "ERROR": 2}
-_KIND = {"UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}
-
-
-def sample_records(sample: dict[str, Any]) -> tuple[list[SpanRecord], list[LogRecord]]:
-    """The spans and logs of one recorded sample (see ``tests/conventions/conv_helpers``)."""
-    spans = [
-        SpanRecord(
-            trace_id=s["trace_id"],
-            span_id=s["span_id"],
-            parent_span_id=s["parent_span_id"],
-            name=s["name"],
-            kind=_KIND.get(str(s.get("kind")), 0),
-            start_ns=s["start"],
-            end_ns=s["end"],
-            attributes=s["attributes"],
-            events=[
-                SpanEvent(name=e["name"], time_ns=e["timestamp"], attributes=e["attributes"])
-                for e in s["events"]
-            ],
-            status_code=_STATUS[s["status"]["code"]],
-            status_message=s["status"]["description"],
-            scope=(s["scope"] or {}).get("name"),
-        )
-        for s in sample["spans"]
-    ]
-    logs = [
-        LogRecord(
-            trace_id=r["trace_id"],
-            span_id=r["span_id"],
-            time_ns=r["timestamp"] or r["observed_timestamp"] or 0,
-            event_name=r["event_name"],
-            body=r["body"],
-            attributes=r["attributes"],
-            scope=(r["scope"] or {}).get("name"),
-        )
-        for r in sample.get("logs", [])
-    ]
-    return spans, logs
 
 
 def seed_traces() -> list[tuple[list[SpanRecord], list[LogRecord]]]:
