@@ -235,6 +235,22 @@ def test_unreadable_log_records_are_counted_not_fatal(make: Any) -> None:
     assert proc.scorer.invocation_outcomes == {"no_golden": 1}  # the worker went on
 
 
+def _when_in_flight(proc: ScoringSpanProcessor, count: int) -> threading.Event:
+    """An event set once the worker holds ``count`` traces (seen when it looks for due ones)."""
+    assembler = proc.engine._assembler
+    reached = threading.Event()
+    due = assembler.due
+
+    def spy() -> Any:
+        out = due()
+        if assembler.in_flight >= count:
+            reached.set()
+        return out
+
+    assembler.due = spy  # type: ignore[method-assign]
+    return reached
+
+
 def test_a_backlog_releases_due_traces_instead_of_evicting_them() -> None:
     """Found by the soak: one pump adding more new traces than ``max_traces`` has room for
     used to evict the oldest held traces — complete ones, only waiting for the pump to end —
@@ -248,17 +264,8 @@ def test_a_backlog_releases_due_traces_instead_of_evicting_them() -> None:
         options=LiveOptions(max_traces=100, idle_s=2.0, tick_s=3600.0, wake_at=100_000),
         clock=lambda: now[0],
     )
-    assembler = proc.engine._assembler
-    settled = threading.Event()  # the worker took the first runs in and went back to sleep
-    due = assembler.due
-
-    def spy() -> Any:
-        out = due()
-        if assembler.in_flight >= 60:
-            settled.set()
-        return out
-
-    assembler.due = spy  # type: ignore[method-assign]
+    # set when the worker took the first runs in and went back to sleep
+    settled = _when_in_flight(proc, 60)
     provider = TracerProvider()
     provider.add_span_processor(proc)
     tracer = provider.get_tracer("t")
@@ -274,5 +281,50 @@ def test_a_backlog_releases_due_traces_instead_of_evicting_them() -> None:
         assert proc.force_flush(10_000)
         assert "dropped" not in proc.scorer.trace_outcomes
         assert sum(proc.scorer.trace_outcomes.values()) == 120
+    finally:
+        provider.shutdown()
+
+
+def test_spans_queued_during_a_scoring_burst_are_taken_in_between() -> None:
+    """A queued ``ReadableSpan`` is a dozen objects every garbage collection scans, on the
+    agent's thread too: while a burst of due traces is scored, the worker takes the queue
+    in every few traces instead of after the whole burst."""
+    from tracescore.criteria import informational_criteria
+    from tracescore.live import engine as engine_module
+
+    now = [1000.0]
+    proc = ScoringSpanProcessor(
+        list(informational_criteria()),
+        registry=CollectorRegistry(),
+        options=LiveOptions(idle_s=2.0, tick_s=3600.0, wake_at=100_000),
+        clock=lambda: now[0],
+    )
+    engine = proc.engine
+    settled = _when_in_flight(proc, 40)
+    queued_at_submit: list[int] = []
+    submit = proc.scorer.submit
+
+    def spy_submit(trace: Any) -> None:
+        queued_at_submit.append(len(engine._spans))
+        submit(trace)
+
+    proc.scorer.submit = spy_submit  # type: ignore[method-assign]
+    provider = TracerProvider()
+    provider.add_span_processor(proc)
+    tracer = provider.get_tracer("t")
+    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
+    try:
+        for _ in range(40):
+            tracer.start_span("invoke_agent a", attributes=attrs).end()
+        engine._wake()
+        assert settled.wait(10)  # 40 traces in flight, none due
+        now[0] += 10.0  # all 40 due at the next look
+        for _ in range(10):  # queued while the burst waits
+            tracer.start_span("invoke_agent a", attributes=attrs).end()
+        assert proc.force_flush(10_000)
+        slice_ = engine_module._SLICE
+        assert queued_at_submit[0] == 10  # the burst started with the 10 spans queued
+        assert queued_at_submit[slice_] == 0  # taken in after the first slice
+        assert sum(proc.scorer.trace_outcomes.values()) == 50  # nothing lost or doubled
     finally:
         provider.shutdown()

@@ -260,7 +260,7 @@ def _legacy_trace(carrier: str) -> TraceBuilder:
 
     def emit(span: Any, name: str, payload: dict[str, Any]) -> None:
         if carrier == "span_event":
-            span.events.append(SpanEvent(name=name, attributes=payload))
+            span.events = [*span.events, SpanEvent(name=name, attributes=payload)]
         else:
             t.log(span, name, body=payload, name_in_attribute=carrier == "log_event_name_attr")
 

@@ -189,7 +189,7 @@ def _spans(draw: Any, snake: bool, resource: Any, scope: str | None) -> Any:
         trace_id=trace_id.hex(), span_id=span_id.hex(),
         parent_span_id=parent.hex() if parent else None, name="span", kind=kind,
         start_ns=start, end_ns=end, attributes=attributes,
-        events=[SpanEvent(name=n, time_ns=t, attributes=a) for n, t, a in events],
+        events=[SpanEvent(name=n, time_ns=t, attributes=a) for n, t, a in events] or (),
         status_code=code, status_message=message, resource=resource, scope=scope,
     )  # fmt: skip
     return item, record

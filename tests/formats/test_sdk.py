@@ -135,3 +135,15 @@ def test_read_write_records_bare_api_records_and_legacy_log_data():
         log_record=writable.log_record, instrumentation_scope=writable.instrumentation_scope
     )
     assert from_sdk_log(legacy).scope == "scope.a"  # type: ignore[arg-type]
+
+
+def test_spans_without_events_hold_no_collectable_container(sdk_spans):
+    """A live trace waits seconds in the assembler: every container it holds is scanned
+    by each garbage collection, on whichever thread allocates (the agent's included)."""
+    import gc
+
+    records = [from_readable_span(s) for s in sdk_spans if not s.events]
+    assert records
+    assert all(r.events == () and not gc.is_tracked(r.events) for r in records)
+    failing = from_readable_span(_by_name(sdk_spans, "execute_tool get_weather_1")[0])
+    assert len(failing.events) == 1  # spans with events keep them

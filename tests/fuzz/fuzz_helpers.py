@@ -491,7 +491,7 @@ def check_span(span: object, *, path: str | None = None) -> None:
     _require(span.scope is None or isinstance(span.scope, str), f"{where}: scope")
     check_attributes(span.attributes, f"{where} attributes")
     check_attributes(span.resource, f"{where} resource")
-    _require(isinstance(span.events, list), f"{where}: events is not a list")
+    _require(isinstance(span.events, (list, tuple)), f"{where}: events is not a sequence")
     for event in span.events:
         _require(isinstance(event, SpanEvent), f"{where}: event is not a SpanEvent")
         _require(isinstance(event.name, str), f"{where}: event name")

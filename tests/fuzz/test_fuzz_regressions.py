@@ -111,12 +111,13 @@ def test_token_count_with_odd_digits(count: str):
 def test_token_count_on_event_with_odd_digits():
     """``genai_events._int`` raised ValueError for the same value on a details event."""
     span = _span()
-    span.events.append(
+    span.events = [
+        *span.events,
         SpanEvent(
             name="gen_ai.client.inference.operation.details",
             attributes={"gen_ai.usage.input_tokens": "²", "gen_ai.usage.output_tokens": "7"},
-        )
-    )
+        ),
+    ]
     usage = GenAIEvents().usage(SpanView(span))
     assert usage is not None and (usage.input_tokens, usage.output_tokens) == (None, 7)
 
@@ -184,12 +185,13 @@ def test_message_list_as_bytes(value: bytes):
     if value.endswith(b"]"):
         assert found is not None and found.value[0].text() == "hi"
     span = view.span
-    span.events.append(
+    span.events = [
+        *span.events,
         SpanEvent(
             name="gen_ai.client.inference.operation.details",
             attributes={"gen_ai.input.messages": value},
-        )
-    )
+        ),
+    ]
     check_trajectory([span])
 
 

@@ -99,3 +99,25 @@ def test_damage_respects_max_traces() -> None:
     evicted = asm.damage(TraceBuilder().trace_id)
     assert [e.trace_id for e in evicted] == [builders[0].trace_id]
     assert asm.in_flight == 2
+
+
+def test_traces_get_a_log_list_only_when_a_log_arrives() -> None:
+    """Most live traces have no log records: no empty list per trace for the GC to scan."""
+    import gc
+
+    from tracescore.spans import LogRecord
+
+    clock = Clock()
+    asm = LiveAssembler(idle_s=1, orphan_ttl_s=60, clock=clock)
+    quiet, chatty = TraceBuilder(), TraceBuilder()
+    root_q, root_c = quiet.span("root"), chatty.span("root")
+    logs = [
+        LogRecord(trace_id=chatty.trace_id, span_id=root_c.span_id, event_name=f"e{i}")
+        for i in range(2)
+    ]
+    asm.add([root_q, root_c], logs[:1])
+    asm.add([], logs[1:])
+    clock.now += 1
+    done = {t.trace_id: t for t in asm.due()}
+    assert done[quiet.trace_id].logs == () and not gc.is_tracked(done[quiet.trace_id].logs)
+    assert [r.event_name for r in done[chatty.trace_id].logs] == ["e0", "e1"]

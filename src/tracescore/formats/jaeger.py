@@ -144,7 +144,7 @@ def _span(
             start_ns=start_ns,
             end_ns=start_ns + _micros(span.get("duration"), "duration"),
             attributes=attributes,
-            events=_logs(span.get("logs")),
+            events=_logs(span.get("logs")) or (),
             status_code=code,
             status_message=message,
             resource=_resource(span, resources),

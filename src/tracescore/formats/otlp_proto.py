@@ -93,7 +93,7 @@ def decode_trace_request(req: ExportTraceServiceRequest, *, origin: Origin | Non
                     start_ns=span.start_time_unix_nano,
                     end_ns=span.end_time_unix_nano,
                     attributes=proto_attributes(span.attributes),
-                    events=[_event(event) for event in span.events] if span.events else [],
+                    events=[_event(event) for event in span.events] if span.events else (),
                     status_code=status.code,
                     status_message=status.message or None,
                     resource=resource,

@@ -109,7 +109,7 @@ def from_readable_span(span: ReadableSpan) -> SpanRecord:
         start_ns=span.start_time or 0,
         end_ns=span.end_time or 0,
         attributes=_attributes(span.attributes),
-        events=[_event(event) for event in span.events] if span.events else [],
+        events=[_event(event) for event in span.events] if span.events else (),
         status_code=status.status_code.value,
         status_message=status.description or None,
         resource=_resource_attributes(span.resource),

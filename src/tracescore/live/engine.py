@@ -53,6 +53,7 @@ logger = logging.getLogger(__name__)
 # ``suppress_instrumentation`` sets the same one); the SDK's exporters set it too.
 _SUPPRESS_KEY = otel_context._SUPPRESS_INSTRUMENTATION_KEY
 _CHUNK = 2_000  # records moved per step before the loop serves judge I/O again
+_SLICE = 16  # traces scored between two looks at the queue
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +132,8 @@ class LiveEngine:
         self._stopping = False
         self._lifecycle = threading.Lock()
         self._reported_drops = 0
+        self._releasing: deque[LiveTrace] = deque()  # released, not scored yet
+        self._in_release = False
         self._assembler = LiveAssembler(
             idle_s=opts.idle_s,
             orphan_ttl_s=opts.orphan_ttl_s,
@@ -328,33 +331,8 @@ class LiveEngine:
         """
         budget = len(self._spans) + len(self._logs) + len(self._batches)
         while budget > 0:
-            self._mark_damaged()
             self._release(self._assembler.due())
-            spans: list[SpanRecord] = []
-            local_roots: set[str] = set()
-            queue = self._spans
-            for _ in range(min(len(queue), _CHUNK)):
-                span = queue.popleft()
-                try:
-                    record = from_readable_span(span)
-                except Exception:  # a span the converter cannot read: count, go on
-                    self._count_drop("unreadable", 1)
-                    continue
-                parent = span.parent
-                if parent is not None and parent.is_remote:
-                    local_roots.add(record.span_id)
-                spans.append(record)
-            logs: list[LogRecord] = []
-            for _ in range(min(len(self._logs), _CHUNK)):
-                try:
-                    logs.append(from_sdk_log(self._logs.popleft()))
-                except Exception:  # a record the converter cannot read: count, go on
-                    self._count_drop("unreadable", 1)
-            taken = len(spans) + len(logs)
-            if taken:
-                self._release(self._assembler.add(spans, logs, local_roots=frozenset(local_roots)))
-                self._take("spans", len(spans))
-                self._take("logs", len(logs))
+            taken = self._intake(_CHUNK)
             if self._batches:
                 batch_spans, batch_logs = self._batches.popleft()
                 with self._batch_lock:
@@ -368,6 +346,42 @@ class LiveEngine:
                 break
             budget -= taken
             await asyncio.sleep(0)  # let judge replies in between chunks
+
+    def _intake(self, limit: int) -> int:
+        """Convert up to ``limit`` queued SDK spans and log records and assemble them.
+
+        Returns how many records were taken. Also called between scoring slices (see
+        :meth:`_release`): a queued ``ReadableSpan`` is a dozen objects the garbage
+        collector scans again at every collection, on whichever thread allocates, the
+        agent's included; a converted record is one or two.
+        """
+        self._mark_damaged()
+        spans: list[SpanRecord] = []
+        local_roots: set[str] = set()
+        queue = self._spans
+        for _ in range(min(len(queue), limit)):
+            span = queue.popleft()
+            try:
+                record = from_readable_span(span)
+            except Exception:  # a span the converter cannot read: count, go on
+                self._count_drop("unreadable", 1)
+                continue
+            parent = span.parent
+            if parent is not None and parent.is_remote:
+                local_roots.add(record.span_id)
+            spans.append(record)
+        logs: list[LogRecord] = []
+        for _ in range(min(len(self._logs), limit)):
+            try:
+                logs.append(from_sdk_log(self._logs.popleft()))
+            except Exception:  # a record the converter cannot read: count, go on
+                self._count_drop("unreadable", 1)
+        taken = len(spans) + len(logs)
+        if taken:
+            self._release(self._assembler.add(spans, logs, local_roots=frozenset(local_roots)))
+            self._take("spans", len(spans))
+            self._take("logs", len(logs))
+        return taken
 
     def _mark_damaged(self) -> None:
         damaged = self._damaged
@@ -403,12 +417,32 @@ class LiveEngine:
         self._assembler.dropped.clear()
 
     def _release(self, traces: list[LiveTrace]) -> None:
-        for trace in traces:
-            try:
-                self.scorer.submit(trace)
-            except Exception:  # a bug in scoring must not stop the worker
-                logger.exception("scoring trace %s failed", trace.trace_id)
-                self.scorer.count_failed(trace)
+        """Score released traces, taking queued records in every ``_SLICE`` traces.
+
+        Scoring a burst of due traces takes a while (~0.1 ms each), during which the
+        agent keeps queueing spans; converting them in between keeps the queue short
+        (see :meth:`_intake`). Re-entrant: traces released by that intake join the ones
+        being scored.
+        """
+        pending = self._releasing
+        pending.extend(traces)
+        if self._in_release:
+            return
+        self._in_release = True
+        try:
+            scored = 0
+            while pending:
+                trace = pending.popleft()
+                try:
+                    self.scorer.submit(trace)
+                except Exception:  # a bug in scoring must not stop the worker
+                    logger.exception("scoring trace %s failed", trace.trace_id)
+                    self.scorer.count_failed(trace)
+                scored += 1
+                if scored % _SLICE == 0 and (self._spans or self._logs):
+                    self._intake(_CHUNK)
+        finally:
+            self._in_release = False
 
     async def _flush(self) -> None:
         """Release everything received so far; a task signals the waiters when scored.
