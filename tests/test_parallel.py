@@ -111,3 +111,40 @@ def test_cli_jobs_split_a_large_file_and_write_the_same_lines(tmp_path: Path) ->
         outs.append(sorted(out.read_bytes().splitlines()))
     assert outs[0] == outs[1]
     assert len(outs[0]) > 1000
+
+
+def test_workers_are_forked_only_while_no_other_thread_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Forked workers skip the interpreter and package start-up; forking beside another
+    thread could copy a lock it holds, so then they are spawned."""
+    import threading
+
+    from tracescore import parallel
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert parallel._mp_context().get_start_method() == "spawn"
+    finally:
+        stop.set()
+        other.join()
+    # the suite itself may run daemon threads (earlier tests' workers): pretend it does not
+    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    assert parallel._mp_context().get_start_method() == "fork"
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_forked_and_spawned_workers_write_the_same(
+    traffic: Path, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import multiprocessing
+
+    from tracescore import parallel
+
+    monkeypatch.setattr(parallel, "_mp_context", lambda: multiprocessing.get_context(method))
+    expected, _ = _sequential(traffic, 400)
+    got, _, n_parts = _parallel(traffic, 400, 1_500_000)
+    assert n_parts >= 3
+    assert got == expected

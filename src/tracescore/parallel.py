@@ -28,6 +28,7 @@ import logging
 import math
 import multiprocessing
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -191,7 +192,7 @@ def write_jsonl_parallel(
     written = stats.invocations
     carry: dict[str, AssembledTrace] = {}
     released: set[str] = set()
-    context = multiprocessing.get_context("spawn")
+    context = _mp_context()
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         queue = iter(parts)
         pending: deque[tuple[Part, Future[_PartResult]]] = deque()
@@ -226,6 +227,20 @@ def write_jsonl_parallel(
             released = set(result.released_tail)
     out.write(_jsonl([i for t in carry.values() for i in trace_invocations(t, stats)]))
     return stats.invocations - written
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    """``fork`` when it is safe, else ``spawn``.
+
+    A forked worker starts with every module already imported, where a spawned one pays
+    the interpreter and package start-up (~0.3-0.5 s) before its first line. Forking a
+    process that runs other threads can copy a lock held by one of them, so it is used
+    only when this thread is the only one (the CLI's case; a progress bar's refresh
+    thread or an embedding application's threads mean ``spawn``).
+    """
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def _merge(into: AssembledTrace, other: AssembledTrace) -> None:

@@ -286,8 +286,22 @@ def _first_attr(
     provenance: dict[str, str],
     field_name: str,
 ) -> str | None:
+    """The first non-empty value of ``keys`` (in key order, then span order)."""
+    # Most spans carry none of the keys: one C-level scan per attribute map finds the
+    # few that do, instead of a lookup per key, span and map. Resources are shared by
+    # the spans of one process, so each is scanned once.
+    wanted = frozenset(keys)
+    seen: dict[int, bool] = {}
+    holders: list[SpanRecord] = []
+    for span in spans:
+        resource = span.resource
+        in_resource = seen.get(id(resource))
+        if in_resource is None:
+            in_resource = seen[id(resource)] = not wanted.isdisjoint(resource)
+        if in_resource or not wanted.isdisjoint(span.attributes):
+            holders.append(span)
     for key in keys:
-        for span in spans:
+        for span in holders:
             value = span.attributes.get(key)
             if value is None:
                 value = span.resource.get(key)
