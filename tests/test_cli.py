@@ -138,3 +138,27 @@ def test_options_from_the_environment(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["import", str(path)], env={"TRACESCORE_IMPORT_STRICT": "1"})
     assert result.exit_code == 1
     assert "--strict" in result.stderr
+
+
+def test_import_starts_without_the_other_commands_modules(tmp_path: Path) -> None:
+    """Each command imports what it uses when it runs: a small ``tracescore import`` does
+    not pay ~0.45 s for the judge, the settings models and the servers."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from tracescore.cli import main\n"
+        f"main(['import', {str(EXAMPLES)!r}, '-q', '-o', {str(tmp_path / 'out.jsonl')!r}],"
+        " standalone_mode=False)\n"
+        "heavy = ['tracescore.judge.config', 'tracescore.settings', 'tracescore.server',"
+        " 'tracescore.cli.serve_cmd', 'tracescore.cli.replay_cmd', 'google.genai']\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+    assert (tmp_path / "out.jsonl").read_bytes().count(b"\n") > 0
+    _, listing, _ = run("--help")
+    assert all(name in listing for name in ("import", "replay", "serve"))

@@ -8,24 +8,25 @@ stderr, never a traceback. Every option can also be set from the environment
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import click
-from pydantic import ValidationError
 from rich.console import Console
 
 from tracescore import __version__
 from tracescore.assembly import DEFAULT_IDLE_RECORDS
 from tracescore.exceptions import ConfigError, InputError, TraceFormatError, TracescoreError
 from tracescore.importer import ImportStats
-from tracescore.judge.config import JudgeSettings
-from tracescore.settings import load_settings
+
+if TYPE_CHECKING:
+    from tracescore.judge.config import JudgeSettings
 
 __all__ = [
     "Reporter",
@@ -45,7 +46,29 @@ def stderr() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-@click.group(context_settings={"auto_envvar_prefix": "TRACESCORE"})
+#: Each command's module, imported only when the command runs (or help lists it):
+#: ``tracescore import`` does not pay for the judge, pydantic settings and the servers,
+#: ~0.45 s of start-up that matters to every small import.
+_COMMANDS: Final = {
+    "import": "tracescore.cli.import_cmd",
+    "replay": "tracescore.cli.replay_cmd",
+    "serve": "tracescore.cli.serve_cmd",
+}
+
+
+class _LazyGroup(click.Group):
+    """A group whose commands register themselves when their module is imported."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _COMMANDS:
+            importlib.import_module(_COMMANDS[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"auto_envvar_prefix": "TRACESCORE"})
 @click.version_option(__version__, prog_name="tracescore")
 @click.option(
     "--log-level",
@@ -69,6 +92,8 @@ def main(ctx: click.Context, log_level: str, settings_path: str | None) -> None:
     )
     if settings_path is None:
         return
+    from tracescore.settings import load_settings  # noqa: PLC0415 - lazy, see _COMMANDS
+
     try:
         settings = load_settings(settings_path)
     except TracescoreError as exc:
@@ -181,6 +206,10 @@ def judge_settings(
     budget_usd: float | None,
 ) -> JudgeSettings:
     """Settings file's ``[judge]`` with the ``--judge-*`` flags (or their env vars) on top."""
+    from pydantic import ValidationError  # noqa: PLC0415 - lazy, see _COMMANDS
+
+    from tracescore.judge.config import JudgeSettings  # noqa: PLC0415
+
     base = ctx.obj[1].judge if isinstance(ctx.obj, tuple) else JudgeSettings()
     given = {
         k: v
