@@ -94,7 +94,8 @@ def replay_command(
     reporter = Reporter(err, quiet=True)
     try:
         criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
-        golden_sets = load_goldens(list(goldens)) if goldens else []
+        with bulk_gc():  # a large evalset is many short-lived objects, like an import
+            golden_sets = load_goldens(list(goldens)) if goldens else []
         judge = None
         if any(c.judged for c in criteria):
             judge = build_judge(

@@ -6,7 +6,10 @@
 * :mod:`tracescore.goldens.matching` finds the golden turn of a live invocation
   (:class:`GoldenIndex`): explicit ``tracescore.golden.*`` tags first, else normalised
   user text, turn by turn within a conversation; ambiguity is reported, never guessed.
-* :mod:`tracescore.goldens.schema` holds the pydantic models mirroring ADK's.
+* :mod:`tracescore.goldens.schema` holds the pydantic models mirroring ADK's;
+  :mod:`tracescore.goldens.fastpath` reads the common evalset shapes without them, several
+  times faster on large files, and leaves the rest (and every error) to them.
+* :mod:`tracescore.goldens.cases` holds the golden dataclasses.
 """
 
 from __future__ import annotations

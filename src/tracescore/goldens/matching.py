@@ -32,6 +32,7 @@ Each lookup is a dict access keyed by the normalised texts of the conversation p
 from __future__ import annotations
 
 import functools
+import operator
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -120,6 +121,9 @@ def _ambiguous(cases: Iterable[GoldenCase], why: str) -> GoldenMatch:
     refs = tuple(sorted({GoldenRef(c.eval_set_id, c.eval_id) for c in cases}, key=str))
     names = ", ".join(map(str, refs))
     return GoldenMatch(outcome="ambiguous", candidates=refs, reason=f"{why}: {names}")
+
+
+_START = operator.attrgetter("start_ns")
 
 
 def _is_turn(inv: Invocation) -> bool:
@@ -237,17 +241,18 @@ class GoldenIndex:
         if not _is_turn(inv):
             why = "not evaluable" if inv.status != "ok" else "an agent run called as a tool"
             return _no(f"the invocation is {why}: only conversation turns are matched")
-        turns = sorted((c for c in conversation if _is_turn(c)), key=lambda c: c.start_ns)
+        turns = sorted((c for c in conversation if _is_turn(c)), key=_START)
         position = _position(inv, turns)
         if position is None:  # not part of the given conversation: a conversation of its own
             turns, position = [inv], 0
-        texts = tuple(normalize_text(t.user_content or "") for t in turns)
+        # Up to this turn only: the later ones matter only when several cases compete.
+        texts = tuple(normalize_text(t.user_content or "") for t in turns[: position + 1])
         cases = [
-            c
-            for c in self._by_prefix.get(texts[: position + 1], ())
-            if set_id in (None, c.eval_set_id)
+            *self._by_prefix.get(texts, ()),
+            *self._scenarios.get(texts[0], ()),
         ]
-        cases += [c for c in self._scenarios.get(texts[0], ()) if set_id in (None, c.eval_set_id)]
+        if set_id is not None:
+            cases = [c for c in cases if c.eval_set_id == set_id]
         if not cases:
             where = f" in eval set {set_id!r}" if set_id else ""
             if position == 0:
@@ -256,7 +261,8 @@ class GoldenIndex:
                 f"no golden case{where} has the conversation's first {position + 1} user texts"
             )
         if len(cases) > 1:
-            cases = _longest_agreement(cases, texts)
+            later = tuple(normalize_text(t.user_content or "") for t in turns[position + 1 :])
+            cases = _longest_agreement(cases, texts + later)
         if len(cases) > 1:
             same = "first message" if position == 0 else f"first {position + 1} messages"
             return _ambiguous(cases, f"several golden cases have the same {same}")

@@ -1,7 +1,9 @@
 """Pydantic models of ADK's eval data (``*.evalset.json``), mirroring google-adk 2.13.
 
-Only this module and :mod:`tracescore.goldens.evalset` see pydantic; everything past the
-loader works on :class:`tracescore.model.Invocation` and the golden dataclasses.
+Only this module, :mod:`tracescore.goldens.evalset` and :mod:`tracescore.goldens.fastpath`
+see pydantic; everything past the loader works on :class:`tracescore.model.Invocation` and
+the golden dataclasses. The fast path reads the field names and aliases from these models:
+a field added here is known there too (its checks in ``fastpath`` need adding by hand).
 
 Validation mirrors ADK's own models (``google/adk/evaluation/eval_set.py``,
 ``eval_case.py``, ``eval_rubrics.py``, ``conversation_scenarios.py``, ``app_details.py`` and
