@@ -421,6 +421,7 @@ class _FakeServer:
         self._requests: list[dict[str, Any]] = []
         self._received: list[ReceivedRequest] = []
         self._connections: set[socket.socket] = set()
+        self._opened = 0
         self._calls = 0
         self.stopping = threading.Event()
         self._server = _Server(self)
@@ -442,6 +443,12 @@ class _FakeServer:
         """Path, headers and JSON of every request received so far (a copy)."""
         with self._lock:
             return list(self._received)
+
+    @property
+    def connections_opened(self) -> int:
+        """How many TCP connections clients opened so far (reuse keeps this low)."""
+        with self._lock:
+            return self._opened
 
     @property
     def calls(self) -> int:
@@ -485,6 +492,7 @@ class _FakeServer:
         with self._lock:
             if add:
                 self._connections.add(conn)
+                self._opened += 1
             else:
                 self._connections.discard(conn)
 

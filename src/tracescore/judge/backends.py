@@ -40,6 +40,7 @@ from tracescore.exceptions import (
     JudgeHTTPError,
     JudgeTimeout,
 )
+from tracescore.judge.transport import ShardedTransport
 from tracescore.judge.types import JudgeReply, JudgeRequest
 
 __all__ = ["GeminiBackend", "OpenAIBackend"]
@@ -138,10 +139,22 @@ def _env_vertexai() -> bool | None:
     return None
 
 
-def _new_http() -> httpx.AsyncClient:
-    # As google-genai builds its own: no client-side timeout (the caller bounds each call),
-    # follow redirects; httpx honours SSL_CERT_FILE / SSL_CERT_DIR and proxies from the env.
-    return httpx.AsyncClient(timeout=None, follow_redirects=True)
+#: Limits of the pools httpx opens itself, for proxies from the environment. Unbounded as
+#: JudgeClient's concurrency cap bounds the calls in flight: httpx's default of 20 idle
+#: connections made a cap of 32 close and reopen 12 connections on every round of calls.
+_PROXY_POOL_LIMITS: Final = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+
+
+def _new_http(**kwargs: Any) -> httpx.AsyncClient:
+    # No client-side timeout (the caller bounds each call); small pools (see transport.py);
+    # httpx honours SSL_CERT_FILE / SSL_CERT_DIR and proxies from the env.
+    return httpx.AsyncClient(
+        timeout=None, transport=ShardedTransport(), limits=_PROXY_POOL_LIMITS, **kwargs
+    )
+
+
+def _new_gemini_http() -> httpx.AsyncClient:
+    return _new_http(follow_redirects=True)  # as google-genai's own client
 
 
 class GeminiBackend:
@@ -184,7 +197,7 @@ class GeminiBackend:
             "location": location,
         }
         self._base_url = base_url
-        self._http = _new_http()
+        self._http = _new_gemini_http()
         self._client = self._new_client(self._http)
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -207,7 +220,7 @@ class GeminiBackend:
             # A new event loop, or reused after aclose(): a fresh connection pool.
             logger.debug("gemini judge: starting a new connection pool")
             self._client.close()  # the sync side; the old async pool cannot be closed from here
-            self._http = _new_http()
+            self._http = _new_gemini_http()
             self._client = self._new_client(self._http)
         self._loop = loop
         return self._client
@@ -356,7 +369,7 @@ class OpenAIBackend:
     def _http_for_running_loop(self) -> httpx.AsyncClient:
         loop = asyncio.get_running_loop()
         if self._http is None or self._loop is not loop:
-            self._http = httpx.AsyncClient(headers=self._headers, timeout=None)
+            self._http = _new_http(headers=self._headers)
             self._loop = loop
         return self._http
 
