@@ -63,7 +63,7 @@ from bench_import import ensure_file  # noqa: E402
 
 from tracescore.criteria import Criterion, criterion_class  # noqa: E402
 from tracescore.criteria.base import EvalContext  # noqa: E402
-from tracescore.criteria.rouge import _ascii_word_tokens  # noqa: E402
+from tracescore.criteria.rouge import _clear_word_cache  # noqa: E402
 from tracescore.eval_config import load_eval_config  # noqa: E402
 from tracescore.evalset import conversations_to_evalset  # noqa: E402
 from tracescore.goldens import GoldenIndex, GoldenSet, load_goldens  # noqa: E402
@@ -157,7 +157,7 @@ def post_import(
     ]
     steps.append(("group conversations + GoldenIndex + match", time.perf_counter() - t0))
     for crit in crits if per_criterion else ():
-        _ascii_word_tokens.cache_clear()
+        _clear_word_cache()
         t0 = time.perf_counter()
         for inv, found in matched:
             crit.evaluate(EvalContext(actual=inv, expected=found.expected))
@@ -174,7 +174,7 @@ def post_import(
         )
         return ref, found.expected, None
 
-    _ascii_word_tokens.cache_clear()
+    _clear_word_cache()
     t0 = time.perf_counter()
     results = score_conversations(conversations, crits, match=match)
     steps.append(("score_conversations (match + all criteria)", time.perf_counter() - t0))

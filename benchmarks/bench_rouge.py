@@ -24,7 +24,7 @@ since in a real run both tools already hold it when they score):
   ``replay`` makes per invocation (status and ``CriterionResult`` included).
 * **ours, rouge1_f**: ``rouge1_f(candidate, reference)`` per pair on the strings.
 
-Ours starts every repetition with an empty stemming cache (``_ascii_word_tokens``), as a
+Ours starts every repetition with an empty stemming cache (``_clear_word_cache``), as a
 fresh replay does; the scorer itself is built once per process (the cold numbers cover it).
 Best of ``--repeat`` for each. Every score must be equal to ADK's (``==`` on the floats).
 
@@ -58,7 +58,7 @@ from google.adk.evaluation.final_response_match_v1 import RougeEvaluator
 from google.genai import types
 
 from tracescore.criteria.base import EvalContext
-from tracescore.criteria.rouge import _ascii_word_tokens, rouge1_f
+from tracescore.criteria.rouge import _clear_word_cache, rouge1_f
 from tracescore.criteria.text import ResponseMatchScore
 from tracescore.model import Invocation
 
@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     criterion = ResponseMatchScore(threshold=0.8)
     rouge1_f("warm", "up")  # builds our scorer (the cold run times that)
-    clear = _ascii_word_tokens.cache_clear
+    clear = _clear_word_cache
 
     t_adk, adk = best_of(args.repeat, lambda: adk_scores(evaluator, adk_actual, adk_expected))
     t_crit, crit = best_of(args.repeat, lambda: ours_criterion(criterion, contexts), clear)

@@ -253,3 +253,42 @@ pairs_strategy = st.one_of(
 @given(st.lists(pairs_strategy, min_size=1, max_size=6))
 def test_generated_texts_score_exactly_as_adk(pairs: list[tuple[str, str]]) -> None:
     assert_same_as_adk(pairs)
+
+
+# --- the stemming cache ------------------------------------------------------------------
+
+
+def test_word_cache_overflow_starts_over_without_changing_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tracescore.criteria import rouge
+
+    monkeypatch.setattr(rouge, "_MAX_CACHED_WORDS", 4)
+    rouge._clear_word_cache()
+    texts = [
+        "Running runners ran quickly home",
+        "The cats were running and jumping",
+        "Ｒunning 東京 cats jumped",  # non-ASCII path, ASCII words inside
+        "running running running",
+    ]
+    for text in texts:
+        assert tokenize(text) == ADK_TOKENIZER.tokenize(text)
+        assert len(rouge._ONE_TOKEN) <= max(4, len(set(tokenize(text))))
+    assert rouge1_f(texts[0], texts[1]) == adk_scores([(texts[0], texts[1])])[0]
+    rouge._clear_word_cache()
+
+
+def test_a_word_stemming_to_other_than_one_token_is_kept_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No [a-z0-9]+ word is known to stem to zero or two tokens; the path exists so that a
+    # future rouge-score could not silently shift every later token. Planted here.
+    from tracescore.criteria import rouge
+
+    rouge._clear_word_cache()
+    monkeypatch.setitem(rouge._OTHER_TOKENS, "weird", ("we", "ird"))
+    monkeypatch.setitem(rouge._OTHER_TOKENS, "gone", ())
+    assert tokenize("a weird cat is gone") == ["a", "we", "ird", "cat", "is"]
+    assert tokenize("a weird 猫 gone") == ["a", "we", "ird", "猫"]
+    assert rouge1_f("weird cat", "we cat") == pytest.approx(2 * (2 / 3) * 1 / (2 / 3 + 1))
+    rouge._clear_word_cache()

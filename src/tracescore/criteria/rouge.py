@@ -4,8 +4,12 @@ ADK's ``response_match_score`` (``final_response_match_v1.RougeEvaluator``) rate
 final answer against the golden one by the ROUGE-1 F-measure that rouge-score's
 ``RougeScorer`` computes over tokens from ADK's own Unicode-aware tokenizer
 (``_UnicodeAwareTokenizer``, Porter stemming on). Here the tokenizer is re-derived from that
-behaviour, while counting and the F-measure stay in rouge-score itself, so the floats are
-bit-for-bit ADK's: ``tests/criteria/test_rouge.py`` checks them against ADK side by side.
+behaviour and stems with rouge-score's own tokenizer; counting and the F-measure repeat
+rouge-score's ``_score_ngrams`` and ``scoring.fmeasure`` operation for operation for
+unigrams (integer counts, then the same two divisions and the same formula), so the floats
+are bit-for-bit ADK's: ``tests/criteria/test_rouge.py`` checks them against ADK side by
+side. (Calling rouge-score's scorer cost more than half of a replay's scoring time: it
+builds a tuple per n-gram in a generator.)
 
 Tokenizer rules, applied in this order (the ADK helper each mirrors is in brackets):
 
@@ -38,9 +42,9 @@ Classification relies on the running interpreter's Unicode database, as ADK's do
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
-from typing import Any
+from collections import Counter
+from typing import Any, Final
 
 __all__ = ["rouge1_f", "tokenize"]
 
@@ -58,8 +62,10 @@ _CLUSTER_BLOCKS = (
     (0x1000, 0x109F),  # Myanmar
     (0x1780, 0x17FF),  # Khmer
 )
-# On ASCII input the rules reduce to: words are maximal runs of [a-z0-9] after lower-casing.
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
+# On ASCII input the rules reduce to: words are maximal runs of [a-z0-9] after lower-casing,
+# i.e. what split() leaves once every other ASCII character is a space (str.translate has a
+# fast path for ASCII-to-ASCII tables; quicker than a regex findall).
+_ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 
 
 def _in_blocks(code: int, blocks: tuple[tuple[int, int], ...]) -> bool:
@@ -120,10 +126,49 @@ def _rouge_default_tokenizer() -> Any:
     return tokenizers.DefaultTokenizer(use_stemmer=True)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _ascii_word_tokens(word: str) -> tuple[str, ...]:
-    # Porter stemming dominates tokenizing cost and is a pure function of the word: cache it.
-    return tuple(_rouge_default_tokenizer().tokenize(word))
+#: Stemming cache: each all-ASCII word seen so far -> its one token (in practice every such
+#: word gives exactly one). Porter stemming dominates tokenizing and is a pure function of
+#: the word. Cleared when it would exceed :data:`_MAX_CACHED_WORDS`.
+_ONE_TOKEN: dict[str, str] = {}
+#: The words that do not give exactly one token, with their tokens (kept for correctness).
+_OTHER_TOKENS: dict[str, tuple[str, ...]] = {}
+_MAX_CACHED_WORDS: Final = 1 << 16
+
+
+def _clear_word_cache() -> None:
+    """Forget every stemmed word (benchmarks start from an empty cache, as a fresh run)."""
+    _ONE_TOKEN.clear()
+    _OTHER_TOKENS.clear()
+
+
+def _ensure_cached(words: set[str]) -> None:
+    """Stem those of the all-ASCII ``words`` not cached yet; afterwards all of them are."""
+    missing = words.difference(_ONE_TOKEN, _OTHER_TOKENS)
+    if not missing:
+        return
+    if len(_ONE_TOKEN) + len(missing) > _MAX_CACHED_WORDS:
+        _clear_word_cache()
+        missing = words
+    tokenizer = _rouge_default_tokenizer()
+    for word in missing:
+        tokens = tuple(tokenizer.tokenize(word))
+        if len(tokens) == 1:
+            _ONE_TOKEN[word] = tokens[0]
+        else:
+            _OTHER_TOKENS[word] = tokens
+
+
+def _word_tokens(words: list[str]) -> list[str]:
+    """Tokens of ``words`` in order: all-ASCII words stemmed, any other word as is."""
+    _ensure_cached({word for word in words if word.isascii()})
+    tokens: list[str] = []
+    for word in words:
+        token = _ONE_TOKEN.get(word) if word.isascii() else word
+        if token is None:
+            tokens.extend(_OTHER_TOKENS[word])
+        else:
+            tokens.append(token)
+    return tokens
 
 
 def tokenize(text: str) -> list[str]:
@@ -139,32 +184,19 @@ def tokenize(text: str) -> list[str]:
         The tokens in order (possibly none, e.g. for punctuation- or emoji-only text).
 
     """
-    if text.isascii():
-        # NFKC leaves ASCII unchanged, so only lower-casing and [a-z0-9] runs remain.
-        words = _ASCII_WORD.findall(text.lower())
-    else:
-        words = _split_words(unicodedata.normalize("NFKC", text).lower())
-    tokens: list[str] = []
-    for word in words:
-        if word.isascii():
-            tokens.extend(_ascii_word_tokens(word))
-        else:
-            tokens.append(word)
-    return tokens
-
-
-class _Tokenizer:
-    """Adapter giving :func:`tokenize` the ``tokenize`` method ``RougeScorer`` calls."""
-
-    def tokenize(self, text: str) -> list[str]:
-        return tokenize(text)
-
-
-@functools.cache
-def _scorer() -> Any:
-    from rouge_score import rouge_scorer  # noqa: PLC0415  (see _rouge_default_tokenizer)
-
-    return rouge_scorer.RougeScorer(["rouge1"], tokenizer=_Tokenizer())
+    if not text.isascii():
+        return _word_tokens(_split_words(unicodedata.normalize("NFKC", text).lower()))
+    # NFKC leaves ASCII unchanged, so only lower-casing and [a-z0-9] runs remain. Usually
+    # every word is cached already: one C-level map, no set built.
+    words = text.lower().translate(_ASCII_NON_WORD).split()
+    try:
+        return list(map(_ONE_TOKEN.__getitem__, words))
+    except KeyError:  # a word not stemmed yet, or one of _OTHER_TOKENS
+        pass
+    _ensure_cached(set(words))
+    if _OTHER_TOKENS and not _OTHER_TOKENS.keys().isdisjoint(words):
+        return _word_tokens(words)
+    return list(map(_ONE_TOKEN.__getitem__, words))
 
 
 def rouge1_f(candidate: str, reference: str) -> float:
@@ -189,4 +221,17 @@ def rouge1_f(candidate: str, reference: str) -> float:
         The F-measure in [0, 1].
 
     """
-    return float(_scorer().score(reference, candidate)["rouge1"].fmeasure)
+    target_tokens = tokenize(reference)
+    prediction_tokens = tokenize(candidate)
+    target = Counter(target_tokens)
+    prediction = Counter(prediction_tokens)
+    # rouge-score's _score_ngrams: sum over the target's n-grams of the clipped count (the
+    # n-grams missing from the prediction add min(count, 0) = 0, so only common ones count).
+    common = target.keys() & prediction.keys()
+    overlap = sum(map(min, map(target.__getitem__, common), map(prediction.__getitem__, common)))
+    precision = overlap / max(len(prediction_tokens), 1)
+    recall = overlap / max(len(target_tokens), 1)
+    # rouge_score.scoring.fmeasure
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0
