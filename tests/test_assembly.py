@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from spanbuilder import TraceBuilder
 from tracescore.assembly import TraceAssembler
 from tracescore.spans import LogRecord
@@ -97,6 +99,29 @@ def test_bulk_gc_tunes_and_restores_the_collector() -> None:
         assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_paused_gc_restores_the_collector_as_it_was() -> None:
+    import gc
+
+    from tracescore.importer import paused_gc
+
+    def failed_load() -> None:
+        with paused_gc():
+            assert not gc.isenabled()
+            raise RuntimeError("a failed load still restores it")
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError, match="still restores"):
+        failed_load()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # it was off: stays off
+    finally:
+        gc.enable()
 
 
 def test_head_traces_are_held_and_drained_apart() -> None:

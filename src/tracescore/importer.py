@@ -26,6 +26,7 @@ from tracescore.trajectory import build_invocations
 __all__ = [
     "ImportStats",
     "bulk_gc",
+    "paused_gc",
     "import_paths",
     "invocations_from_batches",
     "trace_invocations",
@@ -98,6 +99,23 @@ def bulk_gc(threshold: int = 100_000) -> Iterator[None]:
     finally:
         gc.set_threshold(*old)
         gc.unfreeze()
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Switch the cyclic garbage collector off for a bounded parse; restore it on exit.
+
+    For building one large acyclic structure (an evalset's goldens: millions of objects,
+    all kept): any collection would only walk them again (~20% of the load time).
+    Reference counting still frees everything else. Process-wide, as :func:`bulk_gc`.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def invocations_from_batches(

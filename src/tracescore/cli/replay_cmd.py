@@ -20,7 +20,7 @@ from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.exceptions import TraceFormatError, TracescoreError
 from tracescore.goldens import load_goldens
-from tracescore.importer import bulk_gc
+from tracescore.importer import bulk_gc, paused_gc
 from tracescore.judge.config import build_judge
 from tracescore.replay import replay, results_jsonl
 from tracescore.report import junit_xml, print_judge_usage, print_report
@@ -94,7 +94,7 @@ def replay_command(
     reporter = Reporter(err, quiet=True)
     try:
         criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
-        with bulk_gc():  # a large evalset is many short-lived objects, like an import
+        with paused_gc():  # a large evalset is millions of objects, all kept
             golden_sets = load_goldens(list(goldens)) if goldens else []
         judge = None
         if any(c.judged for c in criteria):
