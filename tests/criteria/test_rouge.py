@@ -292,3 +292,21 @@ def test_a_word_stemming_to_other_than_one_token_is_kept_whole(
     assert tokenize("a weird 猫 gone") == ["a", "we", "ird", "猫"]
     assert rouge1_f("weird cat", "we cat") == pytest.approx(2 * (2 / 3) * 1 / (2 / 3 + 1))
     rouge._clear_word_cache()
+
+
+def test_a_cache_cleared_by_another_thread_mid_call_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two scorers in one process share the cache; one may clear it (overflow) between the
+    # other's stemming and its lookups. Emulated: every fill is followed by a clear.
+    from tracescore.criteria import rouge
+
+    fill = rouge._ensure_cached
+
+    def fill_then_lose(words: set[str]) -> None:
+        fill(words)
+        rouge._clear_word_cache()
+
+    monkeypatch.setattr(rouge, "_ensure_cached", fill_then_lose)
+    for text in ("Running runners ran quickly", "Ｒunning 東京 cats jumped"):
+        assert tokenize(text) == ADK_TOKENIZER.tokenize(text)

@@ -141,17 +141,20 @@ def _clear_word_cache() -> None:
     _OTHER_TOKENS.clear()
 
 
+def _stem(word: str) -> tuple[str, ...]:
+    return tuple(_rouge_default_tokenizer().tokenize(word))
+
+
 def _ensure_cached(words: set[str]) -> None:
-    """Stem those of the all-ASCII ``words`` not cached yet; afterwards all of them are."""
+    """Stem those of the all-ASCII ``words`` not cached yet."""
     missing = words.difference(_ONE_TOKEN, _OTHER_TOKENS)
     if not missing:
         return
     if len(_ONE_TOKEN) + len(missing) > _MAX_CACHED_WORDS:
         _clear_word_cache()
         missing = words
-    tokenizer = _rouge_default_tokenizer()
     for word in missing:
-        tokens = tuple(tokenizer.tokenize(word))
+        tokens = _stem(word)
         if len(tokens) == 1:
             _ONE_TOKEN[word] = tokens[0]
         else:
@@ -159,15 +162,20 @@ def _ensure_cached(words: set[str]) -> None:
 
 
 def _word_tokens(words: list[str]) -> list[str]:
-    """Tokens of ``words`` in order: all-ASCII words stemmed, any other word as is."""
+    """Tokens of ``words`` in order: all-ASCII words stemmed, any other word as is.
+
+    Safe when another thread clears the cache meanwhile (two scorers in one process): a
+    word that went missing is stemmed again here.
+    """
     _ensure_cached({word for word in words if word.isascii()})
     tokens: list[str] = []
     for word in words:
         token = _ONE_TOKEN.get(word) if word.isascii() else word
-        if token is None:
-            tokens.extend(_OTHER_TOKENS[word])
-        else:
+        if token is not None:
             tokens.append(token)
+            continue
+        other = _OTHER_TOKENS.get(word)
+        tokens.extend(_stem(word) if other is None else other)
     return tokens
 
 
@@ -192,11 +200,7 @@ def tokenize(text: str) -> list[str]:
     try:
         return list(map(_ONE_TOKEN.__getitem__, words))
     except KeyError:  # a word not stemmed yet, or one of _OTHER_TOKENS
-        pass
-    _ensure_cached(set(words))
-    if _OTHER_TOKENS and not _OTHER_TOKENS.keys().isdisjoint(words):
         return _word_tokens(words)
-    return list(map(_ONE_TOKEN.__getitem__, words))
 
 
 def rouge1_f(candidate: str, reference: str) -> float:
