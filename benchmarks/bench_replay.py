@@ -216,8 +216,8 @@ def interleaved(
 def paired_ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
     """Median, min and max of the per-round ratios num[i] / den[i].
 
-    Each round's two runs are minutes apart at most, so a slow spell of the machine weighs
-    on both; the median of the ratios is far steadier here than the ratio of the bests.
+    Each round's two runs are seconds apart, so a slow spell of the machine tends to weigh
+    on both, and the median leaves out the one lucky or unlucky round a best-of rests on.
     """
     ratios = sorted(n / d for n, d in zip(num, den, strict=True))
     return statistics.median(ratios), ratios[0], ratios[-1]
