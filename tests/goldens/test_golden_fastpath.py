@@ -171,11 +171,15 @@ def test_declined_documents_get_the_pydantic_outcome(doc: dict[str, Any]) -> Non
     assert got == _outcome(lambda: _reference(doc))
 
 
-def test_an_error_after_a_huge_timestamp_is_still_reported() -> None:
+def test_a_huge_timestamp_is_a_located_error_on_both_paths() -> None:
+    # It used to pass validation and overflow when converted to nanoseconds.
     doc = _turn_doc(creation_timestamp=1e300)
-    doc["eval_cases"].append({"eval_id": "d", "conversation": [{"user_content": {"txt": ""}}]})
-    with pytest.raises(ConfigError, match=r"eval_cases\[1\]\.conversation\[0\]\.user_content\.txt"):
+    with pytest.raises(fastpath.Unsupported):
+        fastpath.golden_cases(doc)
+    with pytest.raises(ConfigError, match=r"conversation\[0\]\.creation_timestamp: Input should"):
         parse_goldens(orjson.dumps(doc), source=SOURCE)
+    doc["eval_cases"][0]["conversation"][0]["creation_timestamp"] = 9.2e9  # the limit: fine
+    assert fastpath.golden_cases(doc)[3][0].turns[0].start_ns == 9_200_000_000 * 10**9
 
 
 # -- properties: any document, the same outcome on both paths --------------------------

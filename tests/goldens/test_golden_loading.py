@@ -416,6 +416,16 @@ ERROR_CASES: list[tuple[str, Any, str]] = [
         },
         "eval_cases[0]: exactly one of 'conversation' and 'conversation_scenario'",
     ),
+    (
+        "timestamp past int64 nanoseconds",
+        _case_with(creation_timestamp=1e300),
+        "eval_cases[0].conversation[0].creation_timestamp: Input should be less than or equal",
+    ),
+    (
+        "negative duration past int64 nanoseconds",
+        _case_with(duration=-1e10),
+        "eval_cases[0].conversation[0].duration: Input should be greater than or equal",
+    ),
     ("not an object", 42, "expected an EvalSet object (or an old-format list of turns), got int"),
     (
         "old format without query",

@@ -319,6 +319,11 @@ def _turn(
     duration = _opt_float(inv.get("duration"))
     if start is None:  # a float, not float | None
         _unsupported()
+    # Out of the trace model's range (or NaN): pydantic's Seconds names the field.
+    if not -schema.MAX_SECONDS <= start <= schema.MAX_SECONDS or not (
+        duration is None or -schema.MAX_SECONDS <= duration <= schema.MAX_SECONDS
+    ):
+        _unsupported()
     _opt_float(inv.get("model_duration"))
     _opt_float(inv.get("tool_duration"))
     app_details = inv.get("app_details")

@@ -188,6 +188,13 @@ class AppDetails(_EvalModel):
     agent_details: dict[str, AgentDetails] = Field(default_factory=dict)
 
 
+#: Largest time in seconds (either sign) that fits the trace model's int64 nanoseconds
+#: (the year 2262 as a timestamp).
+MAX_SECONDS = 9.2e9
+#: A creation time or duration in seconds the trace model can hold (finite, in range).
+Seconds = Annotated[float, Field(ge=-MAX_SECONDS, le=MAX_SECONDS, allow_inf_nan=False)]
+
+
 class Invocation(_EvalModel):
     """One user turn and the expected agent behaviour."""
 
@@ -195,8 +202,8 @@ class Invocation(_EvalModel):
     user_content: Content
     final_response: Content | None = None
     intermediate_data: IntermediateDataType | None = None
-    creation_timestamp: float = 0.0
-    duration: float | None = None
+    creation_timestamp: Seconds = 0.0
+    duration: Seconds | None = None
     model_duration: float | None = None
     tool_duration: float | None = None
     rubrics: list[Rubric] | None = None
