@@ -43,6 +43,13 @@ def _span(span_id: str = "1" * 16, parent: str | None = None, **attrs: Any) -> S
     )
 
 
+def _agent_and_tool(**tool_attrs: Any) -> tuple[SpanRecord, SpanRecord]:
+    """An ``invoke_agent`` span and an ``execute_tool`` child (tool ``t``) with ``tool_attrs``."""
+    agent = _span("a" * 16, None, **{"gen_ai.operation.name": "invoke_agent"})
+    tool_attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t", **tool_attrs}
+    return agent, _span("b" * 16, "a" * 16, **tool_attrs)
+
+
 def _view(**attrs: Any) -> SpanView:
     return SpanView(_span(**attrs))
 
@@ -163,16 +170,7 @@ def test_bytes_content_that_is_not_utf8():
     """``base.parse_content`` raised UnicodeDecodeError on a non-UTF-8 ``bytesValue``."""
     found = parse_content(_view(), b"\xff\xfe", "gen_ai.tool.call.result")
     assert found is not None and found.value == "\ufffd\ufffd"
-    agent = _span("a" * 16, None, **{"gen_ai.operation.name": "invoke_agent"})
-    tool = _span(
-        "b" * 16,
-        "a" * 16,
-        **{
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "t",
-            "gen_ai.tool.call.result": b"\xff\xfe",
-        },
-    )
+    agent, tool = _agent_and_tool(**{"gen_ai.tool.call.result": b"\xff\xfe"})
     check_trajectory([agent, tool])
 
 
@@ -318,16 +316,7 @@ def test_jaeger_numbers_past_64_bits_are_located_errors(span: dict[str, Any]):
 def test_deeply_nested_tool_arguments_export():
     """Tool arguments given as JSON text nested 300 deep are read, and written whole:
     orjson stops at 255 levels, so the levels past 200 are written as their JSON text."""
-    agent = _span("a" * 16, None, **{"gen_ai.operation.name": "invoke_agent"})
-    tool = _span(
-        "b" * 16,
-        "a" * 16,
-        **{
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "t",
-            "gen_ai.tool.call.arguments": "[" * 300 + "]" * 300,
-        },
-    )
+    agent, tool = _agent_and_tool(**{"gen_ai.tool.call.arguments": "[" * 300 + "]" * 300})
     [inv] = build_invocations([agent, tool])
     check_exportable(inv)
     out = io.BytesIO()
