@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
-from tracescore.spans import Attributes, LogRecord, SpanRecord
+from tracescore.spans import LogRecord, SpanRecord
 
 __all__ = ["LiveAssembler", "LiveTrace", "ReleaseKind", "SpanDropReason"]
 
@@ -31,99 +31,6 @@ SpanDropReason = Literal["late_record", "trace_too_large", "trace_evicted", "no_
 ReleaseKind = Literal["complete", "incomplete", "dropped"]
 
 _RECENT_MAX: Final = 100_000
-#: Distinct resource maps a span can be packed with (a process has one or a few).
-_MAX_RESOURCES: Final = 64
-#: Fields before the attributes in a packed span.
-_PACKED_FIELDS: Final = 11
-
-#: A span held in flight: packed (see _SpanPacker) or, when it cannot be, as it came.
-_Held = tuple[Any, ...] | SpanRecord
-
-
-class _SpanPacker:
-    """Keeps spans in flight in a form the garbage collector stops tracking.
-
-    Why: spans wait here ``idle_s`` after their trace's last record, so a busy agent keeps
-    tens of thousands in flight, and every full collection walks them all, on whichever
-    thread crosses the threshold: mostly the agent's, in the span processor. Measured on
-    the processor benchmark's agent loop (20k runs): full collections took ~40 ms each with
-    SpanRecords held against ~1 ms without the scorer.
-
-    A SpanRecord instance is always tracked; a tuple is untracked at its first collection
-    when it holds only strings, numbers, None and such tuples (a dict or a list inside
-    keeps it tracked, even an untracked dict). So a span is packed as a tuple of its
-    fields followed by its attributes' keys, then their values (a list value as a tuple:
-    attribute values are never tuples, see ``AttrValue``), with its resource map as an
-    index into a small table (resource maps are shared between spans and must stay
-    shared). Spans with events or an origin (OTLP input) are kept as they came: the
-    processor's spans rarely have events, and OTLP input is not scored on the agent's
-    thread.
-    """
-
-    __slots__ = ("_index", "_resources")
-
-    def __init__(self) -> None:
-        self._resources: list[Attributes] = []  # also pins the maps, so ids stay unique
-        self._index: dict[int, int] = {}
-
-    def pack(self, span: SpanRecord) -> _Held:
-        if span.events or span.origin is not None:
-            return span
-        resource = self._index.get(id(span.resource))
-        if resource is None:
-            if len(self._resources) >= _MAX_RESOURCES:
-                return span
-            resource = self._index[id(span.resource)] = len(self._resources)
-            self._resources.append(span.resource)
-        attributes = span.attributes
-        values: tuple[Any, ...] = tuple(attributes.values())
-        if list in map(type, values):
-            values = tuple([tuple(v) if v.__class__ is list else v for v in values])
-        # Keys then values flat after the fields, not a nested tuple of pairs: each
-        # collection untracks one level of nesting only.
-        return (
-            span.trace_id,
-            span.span_id,
-            span.parent_span_id,
-            span.name,
-            span.kind,
-            span.start_ns,
-            span.end_ns,
-            span.status_code,
-            span.status_message,
-            resource,
-            span.scope,
-            *attributes,
-            *values,
-        )
-
-    def unpack(self, held: _Held) -> SpanRecord:
-        if isinstance(held, SpanRecord):
-            return held
-        trace_id, span_id, parent, name, kind, start, end, code, message, resource, scope = held[
-            :_PACKED_FIELDS
-        ]
-        middle = (len(held) + _PACKED_FIELDS) // 2
-        values = held[middle:]
-        attributes = dict(zip(held[_PACKED_FIELDS:middle], values, strict=True))
-        if tuple in map(type, values):
-            for key, value in attributes.items():
-                if value.__class__ is tuple:
-                    attributes[key] = list(value)
-        return SpanRecord(
-            trace_id=trace_id,
-            span_id=span_id,
-            parent_span_id=parent,
-            name=name,
-            kind=kind,
-            start_ns=start,
-            end_ns=end,
-            attributes=attributes,
-            status_code=code,
-            status_message=message,
-            resource=self._resources[resource],
-            scope=scope,
-        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -132,7 +39,7 @@ class LiveTrace:
 
     Attributes:
         trace_id: Hex trace id.
-        spans: Spans in arrival order (set on release; empty while in flight).
+        spans: Spans in arrival order.
         logs: Correlated log records in arrival order.
         root_seen: A span without a (local) parent arrived.
         damaged: Some of its records were lost before assembly.
@@ -143,9 +50,7 @@ class LiveTrace:
     """
 
     trace_id: str
-    spans: Sequence[SpanRecord] = ()
-    #: The spans while in flight, packed (see _SpanPacker).
-    held: list[_Held] = field(default_factory=list)
+    spans: list[SpanRecord] = field(default_factory=list)
     #: A tuple until the first log record (most live traces have none): one object
     #: fewer for the garbage collector per trace in flight.
     logs: Sequence[LogRecord] = ()
@@ -187,7 +92,6 @@ class LiveAssembler:
         self._pending: OrderedDict[str, LiveTrace] = OrderedDict()
         self._recent: OrderedDict[str, None] = OrderedDict()
         self._evicted: list[LiveTrace] = []
-        self._packer = _SpanPacker()
         #: Records not assembled, by reason (read and reset by the worker).
         self.dropped: Counter[SpanDropReason] = Counter()
 
@@ -205,7 +109,7 @@ class LiveAssembler:
                 # Make room first, so the bound holds even while a batch is being added
                 # (the in-flight gauge is read from another thread).
                 _, oldest = self._pending.popitem(last=False)
-                self.dropped["trace_evicted"] += len(oldest.held)
+                self.dropped["trace_evicted"] += len(oldest.spans)
                 self._evicted.append(self._release(oldest, "dropped", "max_traces"))
             trace = LiveTrace(trace_id=trace_id)
             self._pending[trace_id] = trace
@@ -231,15 +135,14 @@ class LiveAssembler:
 
         """
         now = self._clock()
-        pack = self._packer.pack
         for span in spans:
             trace = self._trace(span.trace_id, now)
             if trace is None:
                 self.dropped["late_record"] += 1
-            elif len(trace.held) >= self.max_spans_per_trace:
+            elif len(trace.spans) >= self.max_spans_per_trace:
                 self.dropped["trace_too_large"] += 1
             else:
-                trace.held.append(pack(span))
+                trace.spans.append(span)
                 if span.parent_span_id is None or span.span_id in local_roots:
                     trace.root_seen = True
         for log in logs:
@@ -303,8 +206,6 @@ class LiveAssembler:
             kind, reason = "dropped", "queue_full"
         trace.kind = kind
         trace.drop_reason = reason
-        trace.spans = list(map(self._packer.unpack, trace.held))
-        trace.held = []
         self._recent[trace.trace_id] = None
         if len(self._recent) > _RECENT_MAX:
             self._recent.popitem(last=False)
