@@ -134,14 +134,14 @@ def test_head_traces_are_held_and_drained_apart() -> None:
         released += asm.add(_trace(0).spans)
     asm.add(later.spans)
     assert head.trace_id not in {t.trace_id for t in released}  # held despite being idle
-    complete, boundary = asm.drain(keep_tail=False)
+    complete, boundary = asm.drain()
     assert [t.trace_id for t in boundary] == [head.trace_id]
     assert boundary[0].held
     assert later.trace_id in {t.trace_id for t in complete}
     assert asm.in_flight == 0
 
 
-def test_drain_keeps_the_tail_and_reports_recent_releases() -> None:
+def test_drain_keeps_the_continued_tail_and_reports_recent_releases() -> None:
     asm = TraceAssembler(idle_records=2)
     first = _trace(0)
     asm.add(first.spans)
@@ -149,7 +149,23 @@ def test_drain_keeps_the_tail_and_reports_recent_releases() -> None:
         asm.add(_trace(0).spans)
     assert first.trace_id in asm.released_since(100)
     assert first.trace_id not in asm.released_since(1)
-    pending = asm.in_flight
-    complete, boundary = asm.drain(keep_tail=True)
-    assert complete == []
-    assert len(boundary) == pending
+    going_on, ending = _trace(0), _trace(0)
+    asm.add([*going_on.spans, *ending.spans])
+    complete, boundary = asm.drain(continued={going_on.trace_id, "f" * 32})
+    assert [t.trace_id for t in boundary] == [going_on.trace_id]
+    assert ending.trace_id in {t.trace_id for t in complete}
+    assert ending.trace_id in asm.released_since(1)  # released at the end of the part
+    assert asm.in_flight == 0
+
+
+def test_only_head_traces_named_in_hold_only_are_held() -> None:
+    known, new = _trace(0), _trace(0)
+    asm = TraceAssembler(idle_records=1, hold_head=2, hold_only={known.trace_id})
+    asm.add([*known.spans, *new.spans])
+    released = []
+    for _ in range(4):
+        released += asm.add(_trace(0).spans)
+    assert new.trace_id in {t.trace_id for t in released}  # an ordinary trace
+    assert known.trace_id not in {t.trace_id for t in released}
+    _, boundary = asm.drain()
+    assert [(t.trace_id, t.held) for t in boundary] == [(known.trace_id, True)]

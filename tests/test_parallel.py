@@ -6,6 +6,7 @@ import gzip
 import io
 import itertools
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -13,6 +14,7 @@ import pytest
 
 from tracescore.assembly import TraceAssembler
 from tracescore.export import write_jsonl
+from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.parallel import plan_parts, write_jsonl_parallel
@@ -73,7 +75,7 @@ def test_bad_lines_keep_their_line_numbers(traffic: Path, tmp_path: Path) -> Non
 
 
 def test_small_or_unsplittable_inputs_stay_whole(traffic: Path, tmp_path: Path) -> None:
-    assert len(plan_parts([str(traffic)], jobs=2, idle_records=5_000)) == 1  # < 10 windows
+    assert len(plan_parts([str(traffic)], jobs=2, idle_records=5_000)) == 1  # < 2 head windows
     gz = tmp_path / "t.jsonl.gz"
     gz.write_bytes(gzip.compress(traffic.read_bytes()))
     [part] = plan_parts([str(gz)], jobs=2, idle_records=10, min_part_bytes=1)
@@ -148,3 +150,95 @@ def test_forked_and_spawned_workers_write_the_same(
     got, _, n_parts = _parallel(traffic, 400, 1_500_000)
     assert n_parts >= 3
     assert got == expected
+
+
+def _trace_ids(path: Path, start: int, end: int) -> list[set[str]]:
+    """Trace ids per record (span or log) between two line starts, in file order."""
+    from tracescore.formats.files import read_json_lines
+
+    records: list[set[str]] = []
+    for batch in read_json_lines(str(path), start, end, 1):
+        records += [{s.trace_id} for s in batch.spans]
+        records += [{r.trace_id} if r.trace_id else set() for r in batch.logs]
+    return records
+
+
+def test_only_traces_crossing_a_cut_travel_back_raw(traffic: Path) -> None:
+    from tracescore import parallel
+
+    idle = 400
+    parts = plan_parts([str(traffic)], jobs=3, idle_records=idle, min_part_bytes=1_500_000)
+    assert len(parts) >= 3
+    middle = parts[1]
+    assert middle.start is not None and middle.end is not None
+    size = traffic.stat().st_size
+    inside = set().union(*_trace_ids(traffic, middle.start, middle.end))
+    outside = set().union(
+        *_trace_ids(traffic, 0, middle.start), *_trace_ids(traffic, middle.end, size)
+    )
+    crossing = inside & outside
+    assert crossing  # the fixture does cross its cuts
+
+    result = parallel._run_part(middle, idle)
+    sent = {t["trace_id"] for t in orjson.loads(result.boundary)}
+    assert sent  # the traces alive across either cut
+    assert sent <= crossing  # and nothing else: the rest was built in the worker
+    assert len(sent) < len(inside) / 4
+    built = {orjson.loads(line)["trace_id"] for line in result.output.splitlines()}
+    assert not built & sent
+
+
+@pytest.mark.parametrize("block", [200, 5_000, 1 << 20])
+def test_edge_ids_cover_the_records_a_neighbour_may_share(
+    traffic: Path, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read backwards in blocks (some shorter than one line) or forwards, the edge sets
+    hold the trace ids of at least the records asked for, and not the whole file's."""
+    from tracescore import parallel
+
+    monkeypatch.setattr(parallel, "_SCAN", block)
+    [first, second, *_] = plan_parts(
+        [str(traffic)], jobs=3, idle_records=400, min_part_bytes=1_500_000
+    )
+    assert second.start is not None
+    want = 900
+    before = _trace_ids(traffic, 0, second.start)
+    after = _trace_ids(traffic, second.start, traffic.stat().st_size)
+    got_before = parallel._ids_before(str(traffic), second.start, want)
+    got_after = parallel._ids_after(first, want)
+    assert set().union(*before[-want:]) <= got_before
+    assert set().union(*after[:want]) <= got_after
+    assert got_before < set().union(*before)
+    assert got_after < set().union(*after)
+
+
+def test_traces_crossing_from_one_file_into_another_are_merged(
+    traffic: Path, tmp_path: Path
+) -> None:
+    """A split file followed by a gzip file: the cut between files is not a range cut,
+    so the worker holds its whole head and sends its whole tail back."""
+    lines = traffic.read_bytes().splitlines(keepends=True)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl.gz"
+    a.write_bytes(b"".join(lines[: len(lines) * 2 // 3]))
+    b.write_bytes(gzip.compress(b"".join(lines[len(lines) * 2 // 3 :])))
+    ids_a = set().union(*_trace_ids(a, 0, a.stat().st_size))
+    ids_b = {s.trace_id for batch in read_file(str(b)) for s in batch.spans}
+    assert ids_a & ids_b  # some traces do cross from one file into the other
+
+    stats = ImportStats()
+    expected = io.BytesIO()
+    write_jsonl(invocations_from_batches(_both(a, b), stats, assembler=_asm(400)), expected)
+    parts = plan_parts([str(a), str(b)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
+    assert len(parts) >= 3 and parts[-1].start is None
+    got = io.BytesIO()
+    write_jsonl_parallel(parts, got, ImportStats(), jobs=3, idle_records=400)
+    assert sorted(got.getvalue().splitlines()) == sorted(expected.getvalue().splitlines())
+
+
+def _both(*paths: Path) -> Iterator[Batch]:
+    for path in paths:
+        yield from read_file(str(path))
+
+
+def _asm(idle: int) -> TraceAssembler:
+    return TraceAssembler(idle_records=idle)

@@ -14,7 +14,7 @@ Memory is bounded by the traces in flight, not the input size: ``max_traces`` an
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -63,6 +63,10 @@ class TraceAssembler:
             arrived before it is released. Rootless traces wait twice as long.
         max_traces: Traces held at once; beyond it the oldest is released early.
         max_spans_per_trace: Spans kept per trace; more are dropped and counted.
+        hold_head: Traces first seen within this many records are *held*: never
+            released before :meth:`drain` (one part of a larger input, whose traces
+            may have begun in the part before; see :mod:`tracescore.parallel`).
+        hold_only: When given, only head traces whose id it contains are held.
 
     """
 
@@ -73,11 +77,13 @@ class TraceAssembler:
         max_traces: int = 100_000,
         max_spans_per_trace: int = 20_000,
         hold_head: int = 0,
+        hold_only: Container[str] | None = None,
     ) -> None:
         self.idle_records = idle_records
         self.max_traces = max_traces
         self.max_spans_per_trace = max_spans_per_trace
         self.hold_head = hold_head
+        self.hold_only = hold_only
         self._pending: OrderedDict[str, AssembledTrace] = OrderedDict()
         #: Released trace ids → the record count at release (to spot late records).
         self._recent: OrderedDict[str, int] = OrderedDict()
@@ -96,7 +102,10 @@ class TraceAssembler:
         if trace is None:
             if trace_id in self._recent:
                 return None
-            trace = AssembledTrace(trace_id=trace_id, held=self._seq <= self.hold_head)
+            held = self._seq <= self.hold_head and (
+                self.hold_only is None or trace_id in self.hold_only
+            )
+            trace = AssembledTrace(trace_id=trace_id, held=held)
             self._pending[trace_id] = trace
         else:
             self._pending.move_to_end(trace_id)
@@ -168,16 +177,19 @@ class TraceAssembler:
         self._pending.clear()
         return done
 
-    def drain(self, *, keep_tail: bool) -> tuple[list[AssembledTrace], list[AssembledTrace]]:
+    def drain(
+        self, *, continued: Container[str] = frozenset()
+    ) -> tuple[list[AssembledTrace], list[AssembledTrace]]:
         """End of one part of a larger input: ``(complete, boundary)`` traces.
 
         ``boundary`` holds the traces that may continue in a neighbouring part: the held
-        ones and, with ``keep_tail``, every trace still in flight. The rest are complete.
+        ones and those in flight whose id is in ``continued`` (the ids the next part
+        begins with). The rest are complete.
         """
         complete: list[AssembledTrace] = []
         boundary: list[AssembledTrace] = []
         for trace in self._pending.values():
-            if trace.held or keep_tail:
+            if trace.held or trace.trace_id in continued:
                 boundary.append(trace)
             else:
                 complete.append(self._release(trace))

@@ -3,19 +3,27 @@
 Plain JSON Lines files are cut at line boundaries into parts; other inputs (gzip,
 protobuf, single documents) are one part each. A worker assembles traces, rebuilds
 invocations and *encodes its output* (JSON Lines records) for its part exactly as a
-sequential import would, except at the part's edges, where a trace may continue in a
-neighbouring part:
+sequential import would, except for the few traces that cross a cut:
 
-* traces first seen in the first ``2 × idle_records`` records of a part are *held*: a
-  trace alive across the cut must show activity there, or a sequential import would
-  have released it already;
-* traces still in flight at the end of a part are its *tail*.
+* a trace first seen in the first ``2 × idle_records`` records of a part (its *head*)
+  may have begun in the part before, but only if it shows up in that part's last
+  ``2 × idle_records + idle_records // 8`` records: a sequential import would have
+  released it otherwise. The worker reads those records' trace ids (decoding them, not
+  assembling them) and *holds* only the head traces among them;
+* a trace still in flight at the end of a part continues in the next one only if its id
+  is among those of the next part's head, which the worker reads the same way.
 
-Workers send held and tail traces back raw; the parent merges them by trace id in part
-order and rebuilds them; a held trace the previous part had already released counts as
-late records, as in a sequential import. Sending encoded output rather than invocation
-objects matters: unpickling thousands of dataclasses costs the parent more than a
-worker's whole share of the work.
+Where a part meets another file instead (a compressed file, say), all its head traces are
+held and all its traces in flight at the end continue.
+
+Workers send held and continued traces back raw; the parent merges them by trace id in
+part order and rebuilds them; a held trace the previous part had already released
+counts as late records, as in a sequential import. Reading the neighbours' edges costs
+each worker a decode of about two head windows; without it every head trace and every
+trace in flight at a cut travelled back raw and was rebuilt by the parent alone, a
+serial share that grew with the head window. Sending encoded output rather than
+invocation objects matters for the same reason: unpickling thousands of dataclasses
+costs the parent more than a worker's whole share of the work.
 
 Results are taken in part order, with at most ``jobs + 1`` parts in flight, so memory
 is bounded by the part size, not the input size.
@@ -28,10 +36,12 @@ import logging
 import math
 import multiprocessing
 import os
+import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, BinaryIO, Final
 
@@ -40,6 +50,7 @@ import orjson
 from tracescore.assembly import AssembledTrace, TraceAssembler
 from tracescore.exceptions import TraceFormatError
 from tracescore.export import invocation_record
+from tracescore.formats.base import Batch
 from tracescore.formats.files import is_json_lines, read_file, read_json_lines
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
 from tracescore.model import Invocation
@@ -52,8 +63,9 @@ logger = logging.getLogger(__name__)
 _SCAN: Final = 1024 * 1024
 _MIN_PART_BYTES: Final = 8 * 1024 * 1024
 _MAX_PART_BYTES: Final = 256 * 1024 * 1024
-#: A part holds at least this many head windows, so few of its traces travel back raw.
-_WINDOWS_PER_PART: Final = 10
+#: A part holds at least this many head windows: a worker decodes about two windows
+#: of its neighbours' records to find the traces that cross its cuts.
+_WINDOWS_PER_PART: Final = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +104,7 @@ def plan_parts(
     """Cut ``files`` (in order) into parts; plain JSON Lines files are split by size.
 
     A file is split into at most ``max(jobs, size / 256 MiB)`` parts of at least
-    ``min_part_bytes``; by default that is ten head windows (``2 × idle_records``
+    ``min_part_bytes``; by default that is two head windows (``2 × idle_records``
     records, sized from the file's first lines), and never under 8 MiB.
     """
     parts: list[Part] = []
@@ -159,19 +171,100 @@ def _jsonl(invocations: Iterator[Invocation] | list[Invocation]) -> bytes:
 def _run_part(part: Part, idle_records: int) -> _PartResult:
     """Worker: import one part; return its JSON Lines and its boundary traces."""
     stats = ImportStats()
-    hold = 0 if part.first else 2 * idle_records
-    asm = TraceAssembler(idle_records=idle_records, hold_head=hold)
-    if part.start is None or part.end is None:
-        batches = read_file(part.path)
-    else:
-        batches = read_json_lines(part.path, part.start, part.end, part.first_line)
+    head = 2 * idle_records
     with bulk_gc():
+        # Next to another range of the same file, the neighbour's edge is read to learn
+        # which traces cross the cut; next to another file, every head trace is held and
+        # the whole tail sent back, as that file may be compressed or a single document.
+        hold_only = None
+        if part.start:
+            hold_only = _ids_before(part.path, part.start, head + max(1, idle_records // 8))
+        asm = TraceAssembler(
+            idle_records=idle_records, hold_head=0 if part.first else head, hold_only=hold_only
+        )
+        if part.start is None or part.end is None:
+            batches = read_file(part.path)
+        else:
+            batches = read_json_lines(part.path, part.start, part.end, part.first_line)
         chunks = [_jsonl(invocations_from_batches(batches, stats, assembler=asm, finish=False))]
-        complete, boundary = asm.drain(keep_tail=not part.last)
+        continued: Container[str] = _ALL
+        if part.last:
+            continued = frozenset()
+        elif part.end is not None and part.end < os.path.getsize(part.path):
+            continued = _ids_after(part, head)
+        complete, boundary = asm.drain(continued=continued)
         chunks.extend(_jsonl(trace_invocations(t, stats)) for t in complete)
         stats.dropped.update(asm.dropped)
         raw = orjson.dumps(boundary, default=_bytes_default)
-    return _PartResult(b"".join(chunks), raw, asm.released_since(2 * idle_records), stats)
+    return _PartResult(b"".join(chunks), raw, asm.released_since(head), stats)
+
+
+class _All:
+    """Contains every trace id."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_ALL: Final = _All()
+
+
+def _ids_after(part: Part, records: int) -> frozenset[str]:
+    """Trace ids of the first ``records`` records after ``part`` (the next part's head).
+
+    Whole lines are read, so a few more records may be covered: a larger set only sends
+    more traces back raw, never fewer.
+    """
+    assert part.end is not None
+    ids: set[str] = set()
+    seen = 0
+    with closing(read_json_lines(part.path, part.end, sys.maxsize, 0)) as batches:
+        for batch in batches:
+            seen += _add_trace_ids(batch, ids)
+            if seen >= records:
+                break
+    return frozenset(ids)
+
+
+def _ids_before(path: str, end: int, records: int) -> frozenset[str]:
+    """Trace ids of (at least) the last ``records`` records before byte ``end``.
+
+    ``end`` is a line start. The file is read backwards in blocks of whole lines, each
+    block sized from the bytes per record seen so far.
+    """
+    ids: set[str] = set()
+    seen = 0
+    hi, step = end, _SCAN
+    with open(path, "rb") as stream:
+        while seen < records and hi > 0:
+            lo = _line_start(stream, max(0, hi - step))
+            if lo >= hi:  # one line longer than the block
+                step *= 2
+                continue
+            for batch in read_json_lines(path, lo, hi, 0):
+                seen += _add_trace_ids(batch, ids)
+            if seen:
+                step = max(_SCAN, int((records - seen) * (end - lo) / seen * 1.1))
+            else:
+                step *= 2
+            hi = lo
+    return frozenset(ids)
+
+
+def _line_start(stream: BinaryIO, position: int) -> int:
+    """The first line start at or after ``position``."""
+    if position == 0:
+        return 0
+    stream.seek(position - 1)
+    stream.readline()
+    return stream.tell()
+
+
+def _add_trace_ids(batch: Batch, ids: set[str]) -> int:
+    """Add the batch's trace ids to ``ids``; return its record count (the assembler's)."""
+    ids.update(span.trace_id for span in batch.spans)
+    ids.update(log.trace_id for log in batch.logs if log.trace_id)
+    return len(batch.spans) + len(batch.logs)
 
 
 def write_jsonl_parallel(

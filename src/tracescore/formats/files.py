@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Final, Protocol
 
@@ -273,7 +273,9 @@ def is_json_lines(path: str) -> bool:
     return False
 
 
-def read_json_lines(path: str, start: int, end: int, first_line: int) -> Iterator[Batch]:
+def read_json_lines(
+    path: str, start: int, end: int, first_line: int
+) -> Generator[Batch, None, None]:
     """The batches of the JSON Lines between byte offsets ``start`` and ``end``.
 
     ``start`` must be the start of a line; the line containing ``end - 1`` is the last
