@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+
 from spanbuilder import TraceBuilder
-from tracescore.live.assembly import LiveAssembler
+from tracescore.live.assembly import _MAX_RESOURCES, LiveAssembler, _Flight
+from tracescore.spans import Origin, SpanEvent, SpanRecord
 
 
 class Clock:
@@ -121,3 +125,94 @@ def test_traces_get_a_log_list_only_when_a_log_arrives() -> None:
     done = {t.trace_id: t for t in asm.due()}
     assert done[quiet.trace_id].logs == () and not gc.is_tracked(done[quiet.trace_id].logs)
     assert [r.event_name for r in done[chatty.trace_id].logs] == ["e0", "e1"]
+
+
+# --- spans in flight are kept where the garbage collector stops tracking them -------------
+
+
+def _in_flight(asm: LiveAssembler) -> _Flight:
+    [flight] = asm._pending.values()
+    return flight
+
+
+def _record(trace: str, span: str, **fields: object) -> SpanRecord:
+    return SpanRecord(trace_id=trace, span_id=span, parent_span_id=None, name=span, **fields)  # type: ignore[arg-type]
+
+
+def test_spans_come_back_from_flight_unchanged_and_sharing_their_resource() -> None:
+    resource = {"service.name": "agent", "host.cores": 2}
+    spans = [
+        _record(
+            "a" * 32,
+            "1" * 16,
+            kind=3,
+            start_ns=5,
+            end_ns=9,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "finish": ["stop"],
+                "nested": [["a"]],
+                "n": 1.5,
+            },
+            status_code=2,
+            status_message="boom",
+            resource=resource,
+            scope="genai",
+        ),
+        _record("a" * 32, "2" * 16, events=(SpanEvent(name="e", time_ns=7),), resource=resource),
+        _record("a" * 32, "3" * 16, origin=Origin("otlp-http"), resource=resource),
+    ]
+    expected = [dataclasses.replace(s) for s in spans]
+    asm = LiveAssembler(idle_s=1, clock=Clock())
+    asm.add(spans)
+    [trace] = asm.flush()
+    assert trace.spans == expected
+    assert all(s.resource is resource for s in trace.spans)
+
+
+def test_a_plain_span_in_flight_is_not_tracked_by_the_collector() -> None:
+    # Why the packing exists: every full collection walks what is tracked, on whichever
+    # thread allocates (the agent's, in the span processor).
+    builder = TraceBuilder()
+    builder.span("invoke_agent", attrs={"gen_ai.agent.name": "a", "n": 3})
+    listed = _record(builder.trace_id, "9" * 16, attributes={"tags": ["x", "y"]})
+    asm = LiveAssembler(idle_s=1, clock=Clock())
+    asm.add([*builder.spans, listed])
+    flight = _in_flight(asm)
+    held = flight[3]
+    assert isinstance(held, tuple) and all(isinstance(h, tuple) for h in held)
+    gc.collect()
+    assert not gc.is_tracked(held[0])
+    gc.collect()  # one level of nesting per collection: the list value became a tuple
+    assert not gc.is_tracked(held[1])
+    gc.collect()
+    gc.collect()
+    assert not gc.is_tracked(held)  # the trace's spans too,
+    assert not gc.is_tracked(flight)  # and the trace itself
+    [trace] = asm.flush()
+    assert trace.spans[1].attributes == {"tags": ["x", "y"]}
+
+
+def test_a_long_trace_keeps_every_span_in_order_past_the_tuple_size() -> None:
+    from tracescore.live.assembly import _TUPLE_SPANS
+
+    asm = LiveAssembler(idle_s=1, max_spans_per_trace=_TUPLE_SPANS + 10, clock=Clock())
+    spans = [_record("c" * 32, f"{i + 1:016x}") for i in range(_TUPLE_SPANS + 20)]
+    for span in spans:  # one at a time: each append grows the held spans
+        asm.add([span])
+    assert isinstance(_in_flight(asm)[3], list)  # past the size, appends stop copying
+    assert asm.dropped["trace_too_large"] == 10
+    [done] = asm.flush()
+    assert [s.span_id for s in done.spans] == [s.span_id for s in spans[: _TUPLE_SPANS + 10]]
+
+
+def test_past_the_resource_table_spans_fly_as_they_came() -> None:
+    asm = LiveAssembler(idle_s=1, clock=Clock())
+    resources = [{"service.name": f"s{i}"} for i in range(_MAX_RESOURCES + 3)]
+    spans = [_record("b" * 32, f"{i:016x}", resource=r) for i, r in enumerate(resources)]
+    asm.add(spans)
+    held = _in_flight(asm)[3]
+    assert sum(isinstance(h, SpanRecord) for h in held) == 3
+    [trace] = asm.flush()
+    assert [s.resource for s in trace.spans] == resources
+    assert all(a.resource is b for a, b in zip(trace.spans, resources, strict=True))

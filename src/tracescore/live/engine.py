@@ -29,7 +29,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -356,32 +356,46 @@ class LiveEngine:
         agent's included; a converted record is one or two.
         """
         self._mark_damaged()
-        spans: list[SpanRecord] = []
         local_roots: set[str] = set()
-        queue = self._spans
-        for _ in range(min(len(queue), limit)):
-            span = queue.popleft()
-            try:
-                record = from_readable_span(span)
-            except Exception:  # a span the converter cannot read: count, go on
-                self._count_drop("unreadable", 1)
-                continue
-            parent = span.parent
-            if parent is not None and parent.is_remote:
-                local_roots.add(record.span_id)
-            spans.append(record)
-        logs: list[LogRecord] = []
-        for _ in range(min(len(self._logs), limit)):
-            try:
-                logs.append(from_sdk_log(self._logs.popleft()))
-            except Exception:  # a record the converter cannot read: count, go on
-                self._count_drop("unreadable", 1)
-        taken = len(spans) + len(logs)
-        if taken:
-            self._release(self._assembler.add(spans, logs, local_roots=frozenset(local_roots)))
-            self._take("spans", len(spans))
-            self._take("logs", len(logs))
-        return taken
+        counts = [0, 0]
+
+        def spans(queue: deque[ReadableSpan], n: int) -> Iterator[SpanRecord]:
+            # One at a time: the assembler packs each record before the next exists.
+            for _ in range(n):
+                span = queue.popleft()
+                try:
+                    record = from_readable_span(span)
+                except Exception:  # a span the converter cannot read: count, go on
+                    self._count_drop("unreadable", 1)
+                    continue
+                parent = span.parent
+                if parent is not None and parent.is_remote:
+                    local_roots.add(record.span_id)
+                counts[0] += 1
+                yield record
+
+        def logs(
+            queue: deque[ReadableLogRecord | ReadWriteLogRecord], n: int
+        ) -> Iterator[LogRecord]:
+            for _ in range(n):
+                try:
+                    record = from_sdk_log(queue.popleft())
+                except Exception:  # a record the converter cannot read: count, go on
+                    self._count_drop("unreadable", 1)
+                    continue
+                counts[1] += 1
+                yield record
+
+        n_spans, n_logs = min(len(self._spans), limit), min(len(self._logs), limit)
+        if n_spans or n_logs:
+            self._release(
+                self._assembler.add(
+                    spans(self._spans, n_spans), logs(self._logs, n_logs), local_roots=local_roots
+                )
+            )
+            self._take("spans", counts[0])
+            self._take("logs", counts[1])
+        return counts[0] + counts[1]
 
     def _mark_damaged(self) -> None:
         damaged = self._damaged
