@@ -216,3 +216,12 @@ def test_past_the_resource_table_spans_fly_as_they_came() -> None:
     [trace] = asm.flush()
     assert [s.resource for s in trace.spans] == resources
     assert all(a.resource is b for a, b in zip(trace.spans, resources, strict=True))
+
+
+def test_the_packer_knows_every_span_field() -> None:
+    """A field added to SpanRecord must be carried through flight (or opt the span out of
+    packing, as events and origin do): this lists the fields the packer was written for."""
+    packed = {"trace_id", "span_id", "parent_span_id", "name", "kind", "start_ns", "end_ns"}
+    packed |= {"attributes", "status_code", "status_message", "resource", "scope"}
+    kept_as_they_came = {"events", "origin"}
+    assert {f.name for f in dataclasses.fields(SpanRecord)} == packed | kept_as_they_came

@@ -353,7 +353,8 @@ class LiveEngine:
         Returns how many records were taken. Also called between scoring slices (see
         :meth:`_release`): a queued ``ReadableSpan`` is a dozen objects the garbage
         collector scans again at every collection, on whichever thread allocates, the
-        agent's included; a converted record is one or two.
+        agent's included; a span in the assembler is packed into tuples the collector
+        stops tracking (see :mod:`tracescore.live.assembly`).
         """
         self._mark_damaged()
         local_roots: set[str] = set()
