@@ -126,15 +126,20 @@ def join_calls(
                 calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
                 continue
             match.used = True
+            span = match.span
             calls.append(
-                replace(
-                    call_from_execution(match),
+                ToolCall(
                     name=part.name,
                     args=part.args if part.args is not None else match.args,
                     # The execution's id is the framework's own (ADK: ``adk-…``);
                     # model-side ids may be synthesized per message.
                     id=match.call_id or part.id,
+                    result=match.result,
+                    error=match.error,
                     agent=resp.agent or match.agent,
+                    start_ns=span.start_ns,
+                    end_ns=span.end_ns,
+                    span_id=span.span_id,
                 )
             )
     if calls:

@@ -172,7 +172,9 @@ def _get(obj: Mapping[str, object], snake: str, camel: str) -> object:
 def _part_from_obj(obj: object) -> Part | None:
     if isinstance(obj, str):
         return TextPart(text=obj)
-    if not isinstance(obj, Mapping):
+    # dict first, here and below: parsed JSON is all dicts, and the Mapping check (an
+    # ABC's) costs several times more; other mappings still pass.
+    if not isinstance(obj, (dict, Mapping)):
         return None
     ptype = obj.get("type")
     if isinstance(ptype, str):
@@ -182,14 +184,14 @@ def _part_from_obj(obj: object) -> Part | None:
     if isinstance(text, str):
         return TextPart(text=text, thought=bool(obj.get("thought")))
     call = _get(obj, "function_call", "functionCall")
-    if isinstance(call, Mapping):
+    if isinstance(call, (dict, Mapping)):
         return ToolCallPart(
             name=str(call.get("name") or ""),
             args=cast(JsonValue, call.get("args")),
             id=_opt_str(call.get("id")),
         )
     resp = _get(obj, "function_response", "functionResponse")
-    if isinstance(resp, Mapping):
+    if isinstance(resp, (dict, Mapping)):
         return ToolResultPart(
             name=_opt_str(resp.get("name")),
             response=cast(JsonValue, resp.get("response")),
@@ -235,7 +237,7 @@ def _opt_str(value: object) -> str | None:
 
 def message_from_obj(obj: object, *, default_role: str = "user") -> Message | None:
     """Build a :class:`Message` from any of the three shapes; None when ``obj`` is no message."""
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, (dict, Mapping)):
         return None
     role = str(obj.get("role") or default_role).lower()
     name = _opt_str(obj.get("name"))
