@@ -296,3 +296,32 @@ def test_truncated_adk_request_is_salvaged_and_says_so() -> None:
     assert any("truncated" in w for w in inv.warnings)
     assert inv.system_instructions is not None
     assert inv.system_instructions.startswith("xxx")
+
+
+def test_conversation_and_invocation_ids_by_key_order_then_span_order() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a", **{"session.id": "from-session-id"})
+    step = chat(tb, root, [user("q")], reply(text("done")))
+    step.attributes["gen_ai.conversation.id"] = ""  # empty: not an answer
+    step.attributes["gcp.vertex.agent.invocation_id"] = "e-42"
+    shared = {"service.name": "agent", "gen_ai.conversation.id": "from-resource"}
+    for span in tb.spans:
+        span.resource = shared
+    [inv] = build_invocations(tb.spans)
+    # gen_ai.conversation.id outranks session.id, wherever it is (here: the resource)
+    assert (inv.conversation_id, inv.provenance["conversation_id"]) == (
+        "from-resource",
+        "gen_ai.conversation.id",
+    )
+    assert (inv.invocation_id, inv.provenance["invocation_id"]) == (
+        "e-42",
+        "gcp.vertex.agent.invocation_id",
+    )
+
+    plain = TraceBuilder()
+    only = agent(plain, "a")
+    chat(plain, only, [user("q")], reply(text("done")))
+    [bare] = build_invocations(plain.spans)
+    assert bare.conversation_id is None
+    assert bare.invocation_id == f"{only.trace_id}:{only.span_id}"
+    assert "conversation_id" not in bare.provenance

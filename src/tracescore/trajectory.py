@@ -49,6 +49,9 @@ _CONVERSATION_KEYS = (
     "traceloop.association.properties.thread_id",
     "traceloop.association.properties.chat_id",
 )
+_INVOCATION_KEYS = ("gcp.vertex.agent.invocation_id",)
+#: Every key :func:`_holders` looks for.
+_ID_KEYS = frozenset((*_CONVERSATION_KEYS, *_INVOCATION_KEYS))
 _TAG_PREFIX = "tracescore."
 
 
@@ -144,9 +147,10 @@ def _build(run: AgentRun, *, complete: bool, notes: Sequence[str] = ()) -> Invoc
             tools = found_tools.value
             provenance["tool_definitions"] = found_tools.source
 
-    conversation_id = _first_attr(run.spans, _CONVERSATION_KEYS, provenance, "conversation_id")
+    holders = _holders(run.spans)
+    conversation_id = _first_attr(holders, _CONVERSATION_KEYS, provenance, "conversation_id")
     invocation_id = (
-        _first_attr(run.spans, ("gcp.vertex.agent.invocation_id",), provenance, "invocation_id")
+        _first_attr(holders, _INVOCATION_KEYS, provenance, "invocation_id")
         or f"{root.trace_id}:{root.span_id}"
     )
 
@@ -280,17 +284,14 @@ def _final_index(responses: list[ModelReply]) -> int | None:
     return None
 
 
-def _first_attr(
-    spans: Sequence[SpanRecord],
-    keys: Sequence[str],
-    provenance: dict[str, str],
-    field_name: str,
-) -> str | None:
-    """The first non-empty value of ``keys`` (in key order, then span order)."""
-    # Most spans carry none of the keys: one C-level scan per attribute map finds the
-    # few that do, instead of a lookup per key, span and map. Resources are shared by
-    # the spans of one process, so each is scanned once.
-    wanted = frozenset(keys)
+def _holders(spans: Sequence[SpanRecord]) -> list[SpanRecord]:
+    """The spans whose attributes or resource carry a conversation or invocation id key.
+
+    Most spans carry none: one C-level scan per attribute map finds the few that do,
+    instead of a lookup per key, span and map. Resources are shared by the spans of one
+    process, so each is scanned once.
+    """
+    wanted = _ID_KEYS
     seen: dict[int, bool] = {}
     holders: list[SpanRecord] = []
     for span in spans:
@@ -300,6 +301,16 @@ def _first_attr(
             in_resource = seen[id(resource)] = not wanted.isdisjoint(resource)
         if in_resource or not wanted.isdisjoint(span.attributes):
             holders.append(span)
+    return holders
+
+
+def _first_attr(
+    holders: Sequence[SpanRecord],
+    keys: Sequence[str],
+    provenance: dict[str, str],
+    field_name: str,
+) -> str | None:
+    """The first non-empty value of ``keys`` (in key order, then span order)."""
     for key in keys:
         for span in holders:
             value = span.attributes.get(key)
