@@ -300,8 +300,9 @@ def test_truncated_adk_request_is_salvaged_and_says_so() -> None:
 
 def test_conversation_and_invocation_ids_by_key_order_then_span_order() -> None:
     tb = TraceBuilder()
-    root = agent(tb, "a", **{"session.id": "from-session-id"})
+    root = agent(tb, "a")  # no id of its own: only its resource has one
     step = chat(tb, root, [user("q")], reply(text("done")))
+    step.attributes["session.id"] = "from-session-id"
     step.attributes["gen_ai.conversation.id"] = ""  # empty: not an answer
     step.attributes["gcp.vertex.agent.invocation_id"] = "e-42"
     shared = {"service.name": "agent", "gen_ai.conversation.id": "from-resource"}
