@@ -132,10 +132,10 @@ def import_alone(path: Path) -> ImportStats:
 
 def run_replay(path: Path, goldens: Path, crits: list[Criterion]) -> ReplayResult:
     # As `tracescore replay` (cli/replay_cmd.py): goldens loaded with the collector
-    # paused, then the replay under bulk_gc, whose gc.freeze() takes the loaded goldens out
-    # of the collector's sight (in one bulk_gc block, every full collection during the
-    # import walks the ~13k golden cases again: +1.5 s here).
-    with paused_gc():
+    # paused and frozen on the way out, then the replay under bulk_gc (in one bulk_gc
+    # block, every full collection during the import walks the ~13k golden cases again:
+    # +1.5 s here; unfrozen, the first young collection after the pause walks them).
+    with paused_gc(freeze=True):
         sets = load_goldens([str(goldens)])
     with bulk_gc():
         return replay([str(path)], crits, goldens=sets)

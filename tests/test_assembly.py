@@ -124,6 +124,26 @@ def test_paused_gc_restores_the_collector_as_it_was() -> None:
         gc.enable()
 
 
+def test_paused_gc_can_freeze_what_it_built() -> None:
+    """Frozen on exit, what the pause built is out of the collector's sight, and no young
+    collection is due (one would walk all of it)."""
+    import gc
+
+    from tracescore.importer import paused_gc
+
+    before = gc.get_freeze_count()
+    try:
+        with paused_gc(freeze=True):
+            kept = [[i] for i in range(5_000)]
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= before + len(kept)
+        assert gc.get_count()[0] < 100
+        young = {id(o) for o in gc.get_objects(generation=0)}
+        assert not any(id(x) in young for x in kept)
+    finally:
+        gc.unfreeze()
+
+
 def test_head_traces_are_held_and_drained_apart() -> None:
     asm = TraceAssembler(idle_records=2, hold_head=3)
     head = _trace(2)  # 3 records, all within the head window

@@ -94,7 +94,9 @@ def replay_command(
     reporter = Reporter(err, quiet=True)
     try:
         criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
-        with paused_gc():  # a large evalset is millions of objects, all kept
+        # A large evalset is millions of objects, all kept: built with the collector
+        # paused, then frozen (bulk_gc below unfreezes them when the replay ends).
+        with paused_gc(freeze=True):
             golden_sets = load_goldens(list(goldens)) if goldens else []
         judge = None
         if any(c.judged for c in criteria):
