@@ -156,7 +156,8 @@ def post_import(
     """What replay does after the import, step by step (as in ``replay.replay``), timed."""
     steps: list[tuple[str, float]] = []
     t0 = time.perf_counter()
-    sets = load_goldens([str(goldens)])
+    with paused_gc(freeze=True):  # as the CLI loads them (see run_replay)
+        sets = load_goldens([str(goldens)])
     steps.append(("load_goldens (parse + validate the evalset)", time.perf_counter() - t0))
     t0 = time.perf_counter()
     conversations = group_conversations([i for i in invocations if i.parent_tool_span_id is None])
