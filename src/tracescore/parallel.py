@@ -141,9 +141,7 @@ def _split(path: str, size: int, n: int) -> list[Part]:
     starts, lines = [0], [1]
     with open(path, "rb") as stream:
         for k in range(1, n):
-            stream.seek(k * size // n)
-            stream.readline()
-            cut = stream.tell()
+            cut = _line_start(stream, k * size // n)
             if starts[-1] < cut < size:
                 lines.append(lines[-1] + _count_newlines(stream, starts[-1], cut))
                 starts.append(cut)
