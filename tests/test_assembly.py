@@ -101,6 +101,36 @@ def test_bulk_gc_tunes_and_restores_the_collector() -> None:
     assert gc.get_freeze_count() == 0
 
 
+def _in_collector_sight(obj: object) -> bool:
+    import gc
+
+    return any(o is obj for o in gc.get_objects())  # every generation but the frozen one
+
+
+@pytest.mark.parametrize("freeze_survivors", [True, False])
+def test_bulk_gc_freezes_what_survives_a_young_collection(freeze_survivors: bool) -> None:
+    """Survivors of a young collection are frozen (walked once, never again), and given
+    back to the collector on exit; without the option they stay in sight."""
+    import gc
+
+    from tracescore.importer import bulk_gc
+
+    callbacks = list(gc.callbacks)
+    with bulk_gc(freeze_survivors=freeze_survivors):
+        kept = [[i] for i in range(10)]
+        assert _in_collector_sight(kept)
+        gc.collect(0)
+        assert _in_collector_sight(kept) is not freeze_survivors
+        assert gc.get_count()[1] == (0 if freeze_survivors else 1)
+        gc.collect(1)  # an older collection is not followed by a freeze
+        later = [[1]]
+        gc.collect(0)
+        assert _in_collector_sight(later) is not freeze_survivors
+    assert _in_collector_sight(kept)
+    assert gc.get_freeze_count() == 0
+    assert gc.callbacks == callbacks
+
+
 def test_paused_gc_restores_the_collector_as_it_was() -> None:
     import gc
 

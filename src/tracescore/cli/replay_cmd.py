@@ -112,8 +112,13 @@ def replay_command(
                 )
             )
         # With a judge, the event loop's latency matters more than bulk decoding speed:
-        # keep the default gen-0 threshold so no collection pauses the loop for long.
-        with bulk_gc() if judge is None else bulk_gc(threshold=_LATENCY_GC_THRESHOLD):
+        # keep the default gen-0 threshold so no collection pauses the loop for long, and
+        # let the collector reclaim the cycles its I/O creates (nothing frozen meanwhile).
+        with (
+            bulk_gc()
+            if judge is None
+            else bulk_gc(threshold=_LATENCY_GC_THRESHOLD, freeze_survivors=False)
+        ):
             result = replay(
                 paths,
                 criteria,
