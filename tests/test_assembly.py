@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from spanbuilder import TraceBuilder
@@ -129,6 +131,43 @@ def test_bulk_gc_freezes_what_survives_a_young_collection(freeze_survivors: bool
     assert _in_collector_sight(kept)
     assert gc.get_freeze_count() == 0
     assert gc.callbacks == callbacks
+
+
+def test_an_import_makes_no_reference_cycles(tmp_path: Path) -> None:
+    """What bulk_gc's freeze_survivors relies on: importing, clean or damaged input, leaves
+    no cyclic garbage (frozen, it would stay until the block ends)."""
+    import gc
+
+    from tracescore.importer import ImportStats, import_paths
+
+    examples = Path(__file__).parents[1] / "examples" / "traces"
+    lines = [ln for f in sorted(examples.glob("*.jsonl")) for ln in f.read_bytes().splitlines()]
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(
+        b"\n".join(
+            [
+                *lines,
+                lines[0][: len(lines[0]) // 2],  # cut short
+                lines[0].replace(b'"spanId":"', b'"spanId":"zz'),  # bad ids
+                lines[0].replace(b'"startTimeUnixNano":"', b'"startTimeUnixNano":"x'),
+                b"[1, 2]",
+            ]
+        )
+    )
+    gc.collect()
+    gc.disable()
+    try:
+        bad = []
+        for path in (examples, damaged):
+            stats = ImportStats()
+            assert list(import_paths([str(path)], stats))
+            bad.append(stats.bad_records)
+            del stats  # with all it kept: only garbage remains
+            assert gc.collect() == 0
+        assert bad[0] == 0
+        assert bad[1] >= 3
+    finally:
+        gc.enable()
 
 
 def test_paused_gc_restores_the_collector_as_it_was() -> None:
