@@ -183,7 +183,7 @@ def cli_import(path: Path, out: Path) -> int:
         return sum(1 for _ in fh)
 
 
-def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, float, object]:
+def best_of(repeat: int, fn: Callable[..., object]) -> tuple[float, float, object]:
     """Best wall time of ``repeat`` runs, the GC time of that run, and its result."""
     best, best_gc = float("inf"), 0.0
     result: object = None
@@ -224,7 +224,8 @@ def child_rss(path: Path) -> dict[str, int]:
         capture_output=True,
         text=True,
     ).stdout
-    return json.loads(out)
+    rss: dict[str, int] = json.loads(out)
+    return rss
 
 
 def profile(path: Path, top: int) -> None:

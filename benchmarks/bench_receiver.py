@@ -239,7 +239,7 @@ def client(
 ) -> None:
     """Send ``requests`` x ``rounds`` over ``concurrency`` connections (threads), ``repeat``
     times, and report each repetition's wall time through ``reply``."""
-    import grpc
+    import grpc  # type: ignore[import-untyped]  # no stubs (as in src/tracescore/server/grpc.py)
 
     channel = grpc.insecure_channel(f"127.0.0.1:{port}") if transport == "grpc" else None
 

@@ -58,6 +58,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
@@ -77,6 +78,9 @@ from tracescore.model import Invocation, group_conversations  # noqa: E402
 from tracescore.replay import ReplayResult, replay  # noqa: E402
 from tracescore.scoring import GoldenTurn, score_conversations, summarize_cases  # noqa: E402
 
+if TYPE_CHECKING:
+    from tracescore.criteria.text import ContainsKeywords
+
 TARGET = 1.25
 OUT = HERE / "out"
 EXTRA = (
@@ -93,7 +97,8 @@ def criteria() -> list[Criterion]:
     for name in EXTRA:
         cls = criterion_class(name)
         crits.append(cls() if cls.informational else cls(threshold=1.0))
-    crits.append(criterion_class("contains_keywords")(threshold=1.0, keywords=("the",)))
+    keywords = cast("type[ContainsKeywords]", criterion_class("contains_keywords"))
+    crits.append(keywords(threshold=1.0, keywords=("the",)))
     return crits
 
 
@@ -113,8 +118,9 @@ def ensure_goldens(traces: Path) -> tuple[Path, int, int]:
     )
     path.write_bytes(orjson.dumps(doc))
     meta.write_bytes(orjson.dumps({"written": written, "skipped": skipped}))
+    cases = cast("list[Any]", doc["eval_cases"])
     print(
-        f"  built goldens {path.name}: {written} turns in {len(doc['eval_cases'])} cases "
+        f"  built goldens {path.name}: {written} turns in {len(cases)} cases "
         f"({skipped} not evaluable left out), {path.stat().st_size / 1e6:.0f} MB "
         f"in {time.perf_counter() - t0:.1f}s",
         flush=True,

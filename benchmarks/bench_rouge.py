@@ -51,6 +51,7 @@ import sys
 import time
 from collections.abc import Callable
 from importlib.metadata import version
+from typing import Any
 
 from google.adk.evaluation.eval_case import Invocation as AdkInvocation
 from google.adk.evaluation.eval_metrics import EvalMetric
@@ -139,7 +140,7 @@ MULTILINGUAL = {
 
 
 def _english(rng: random.Random, n: int) -> str:
-    out = []
+    out: list[str] = []
     for i in range(n):
         word = rng.choice(NUMBERS) if rng.random() < 0.05 else rng.choice(WORDS)
         if i == 0 or out[-1].endswith((". ", "! ", "? ", "\n")):
@@ -243,7 +244,9 @@ def _our_invocation(i: int, text: str) -> Invocation:
     )
 
 
-def adk_scores(evaluator: RougeEvaluator, actual: list, expected: list) -> list[float]:
+def adk_scores(
+    evaluator: RougeEvaluator, actual: list[AdkInvocation], expected: list[AdkInvocation]
+) -> list[float | None]:
     result = evaluator.evaluate_invocations(
         actual_invocations=actual, expected_invocations=expected
     )
@@ -261,8 +264,8 @@ def ours_rouge(pairs: list[tuple[str, str]]) -> list[float]:
 
 
 def best_of(
-    repeat: int, fn: Callable[[], list], before: Callable[[], None] = lambda: None
-) -> tuple[float, list]:
+    repeat: int, fn: Callable[[], list[Any]], before: Callable[[], None] = lambda: None
+) -> tuple[float, list[Any]]:
     best, result = float("inf"), []
     for _ in range(repeat):
         before()

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     requests = build_requests(traces, 512, args.requests)
     baseline = min(_timed(decode_all, requests) for _ in range(args.repeat))
     runs = [score_all(requests, goldens) for _ in range(args.repeat)]
-    elapsed, spans, traces, outcomes = min(runs)
+    elapsed, spans, traces_sent, outcomes = min(runs)
     traces_done = sum(outcomes.values())
     print(f"python {sys.version.split()[0]}, best of {args.repeat}: {spans} spans")
     print(f"(a) decode only:          {spans / baseline:10,.0f} spans/s")
@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{traces_done / elapsed:8,.0f} traces/s  outcomes {outcomes}"
     )
     print(f"(a)/(b) = {elapsed and baseline / elapsed:.2f} of scoring time is decoding")
-    if traces_done != traces or "dropped" in outcomes:
-        print(f"sanity check failed: {traces} traces sent, outcomes {outcomes}")
+    if traces_done != traces_sent or "dropped" in outcomes:
+        print(f"sanity check failed: {traces_sent} traces sent, outcomes {outcomes}")
         return 1
     return 0
 

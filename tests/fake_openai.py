@@ -13,7 +13,10 @@ import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionToolParam
 
 MODEL = "gpt-fake-1"
 
@@ -131,7 +134,7 @@ USER = "Weather in Paris?"
 THINKING = "Let me check the weather in Paris."
 FINAL = "It is 21C and sunny in Paris."
 CALL_ID = "call_Xy12"
-TOOLS = [
+TOOLS: list[ChatCompletionToolParam] = [
     {
         "type": "function",
         "function": {

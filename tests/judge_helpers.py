@@ -19,7 +19,7 @@ from fake_judges import FakeReply, gemini_error
 from tracescore.judge.cache import JudgeCache
 from tracescore.judge.client import JudgeCallRecord, JudgeClient
 from tracescore.judge.costs import PriceTable, SpendLedger
-from tracescore.judge.limits import CircuitBreaker, RetryPolicy
+from tracescore.judge.limits import BreakerState, CircuitBreaker, RetryPolicy
 
 # A phrase of each criterion's system instruction.
 MATCH = "You grade an AI agent's answer"
@@ -76,6 +76,12 @@ class Router:
 
 async def _no_wait(seconds: float) -> None:
     await asyncio.sleep(0)
+
+
+def breaker_state(breaker: CircuitBreaker) -> BreakerState:
+    """The breaker's state, read afresh: mypy keeps what an earlier ``assert breaker.state ==``
+    narrowed ``breaker.state`` to across the calls that change it."""
+    return breaker.state
 
 
 def make_judge(

@@ -64,6 +64,6 @@ class TraceBuilder:
 
 def _enc(value: Any) -> Any:
     """Dicts/lists given as attribute values are JSON-encoded, as most emitters write them."""
-    if isinstance(value, (dict, list)) and not isinstance(value, str):
+    if isinstance(value, (dict, list)):
         return orjson.dumps(value).decode()
     return value

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from spanbuilder import TraceBuilder
-from tracescore.assembly import TraceAssembler
+from tracescore.assembly import AssembledTrace, TraceAssembler
 from tracescore.spans import LogRecord
 
 
@@ -47,7 +47,7 @@ def test_rootless_trace_waits_twice_as_long() -> None:
     root = tb.span("root")
     child = tb.span("child", root)
     asm.add([child])  # root never arrives (remote parent)
-    released = []
+    released: list[AssembledTrace] = []
     steps = 0
     while not released:
         released = [t for t in asm.add(_trace(0).spans) if t.trace_id == tb.trace_id]

@@ -9,6 +9,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 from google.adk.evaluation.eval_set import EvalSet
+from google.genai import types as genai_types
 
 from tracescore.cli import main
 
@@ -20,6 +21,12 @@ def run(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def _first_text(content: genai_types.Content) -> str | None:
+    """The text of a content's first part (every content here has parts)."""
+    assert content.parts
+    return content.parts[0].text
+
+
 def test_examples_become_an_adk_evalset(tmp_path: Path) -> None:
     out = tmp_path / "prod.evalset.json"
     code, _, err = run("import", str(EXAMPLES), "-o", str(out))
@@ -29,7 +36,7 @@ def test_examples_become_an_adk_evalset(tmp_path: Path) -> None:
     by_id = {c.eval_id: c for c in evalset.eval_cases}
     turns = by_id["two_turn_session-session"].conversation
     assert turns is not None
-    assert [t.user_content.parts[0].text for t in turns] == ["Weather in Paris?", "And in Rome?"]
+    assert [_first_text(t.user_content) for t in turns] == ["Weather in Paris?", "And in Rome?"]
     assert "no_tools-session" not in by_id  # recorded without content: not a golden
     assert "not evaluable 1: content_not_captured 1" in err
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in err

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import orjson
 from google.adk.evaluation.eval_set import EvalSet
+from google.genai import types as genai_types
 
 from tracescore.evalset import conversations_to_evalset
 from tracescore.model import AgentText, Invocation, ToolCall, group_conversations
@@ -25,6 +28,12 @@ def _inv(conv: str | None, start: int, **kw: object) -> Invocation:
     return Invocation(**base)  # type: ignore[arg-type]
 
 
+def _first_text(content: genai_types.Content) -> str | None:
+    """The text of a content's first part (every content here has parts)."""
+    assert content.parts
+    return content.parts[0].text
+
+
 def test_written_evalset_loads_in_adk_and_keeps_the_trajectory() -> None:
     invs = [
         _inv("s1", 2, tool_calls=(ToolCall(name="f", args={"x": 1}, id="c1", result="plain"),)),
@@ -41,7 +50,7 @@ def test_written_evalset_loads_in_adk_and_keeps_the_trajectory() -> None:
     assert [c.eval_id for c in evalset.eval_cases] == ["s1", f"trace-{3:032x}-{3:016x}"]
     s1 = evalset.eval_cases[0].conversation
     assert s1 is not None
-    assert [i.user_content.parts[0].text for i in s1] == ["question 1", "question 2"]
+    assert [_first_text(i.user_content) for i in s1] == ["question 1", "question 2"]
     data = s1[1].intermediate_data
     assert data is not None
     assert [(t.name, t.args, t.id) for t in data.tool_uses] == [("f", {"x": 1}, "c1")]  # type: ignore[union-attr]
@@ -58,5 +67,5 @@ def test_written_evalset_loads_in_adk_and_keeps_the_trajectory() -> None:
 def test_eval_ids_are_unique_and_safe() -> None:
     invs = [_inv("a b/c", 1), _inv("a_b_c", 2)]
     doc, _, _ = conversations_to_evalset(group_conversations(invs), eval_set_id="x")
-    ids = [c["eval_id"] for c in doc["eval_cases"]]  # type: ignore[index,union-attr]
+    ids = [c["eval_id"] for c in cast("list[dict[str, Any]]", doc["eval_cases"])]
     assert ids == ["a_b_c", "a_b_c-2"]

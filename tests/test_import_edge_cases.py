@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner
 from otlp_helpers import spans_to_otlp_json_lines
 from rich.console import Console
@@ -86,7 +87,9 @@ def test_megabyte_attributes_go_through_import(tmp_path: Path) -> None:
     assert record["tool_calls"][0]["result"]["condition"] == big
 
 
-def test_progress_bar_on_a_terminal_for_large_input(tmp_path: Path, monkeypatch) -> None:
+def test_progress_bar_on_a_terminal_for_large_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tracescore.cli import import_cmd
 
     path = tmp_path / "t.jsonl"

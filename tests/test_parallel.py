@@ -90,6 +90,7 @@ def test_parts_cover_the_file_at_line_starts(traffic: Path) -> None:
     assert parts[-1].end == len(data)
     for a, b in itertools.pairwise(parts):
         assert a.end == b.start
+        assert b.start is not None
         assert data[b.start - 1 : b.start] == b"\n"
         assert b.first_line == data[: b.start].count(b"\n") + 1
     assert [p.first for p in parts] == [True] + [False] * (len(parts) - 1)
@@ -133,7 +134,7 @@ def test_workers_are_forked_only_while_no_other_thread_runs(
         stop.set()
         other.join()
     # the suite itself may run daemon threads (earlier tests' workers): pretend it does not
-    monkeypatch.setattr(parallel.threading, "active_count", lambda: 1)
+    monkeypatch.setattr("tracescore.parallel.threading.active_count", lambda: 1)
     assert parallel._mp_context().get_start_method() == "fork"
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import Tracer
 from prometheus_client import CollectorRegistry
 
 from live_agent import run_agent
@@ -21,6 +23,9 @@ from tracescore.live.engine import LiveOptions
 from tracescore.processor import ScoringSpanProcessor
 from tracescore.sampling import SamplingPolicy
 
+#: ``make(**options)``: a tracer and the processor it feeds (shut down after the test).
+Make = Callable[..., tuple[Tracer, ScoringSpanProcessor]]
+
 CRITERIA = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 
 
@@ -29,10 +34,10 @@ def criteria(spec: dict[str, Any] | None = None) -> list[Criterion]:
 
 
 @pytest.fixture
-def make(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def make(request: pytest.FixtureRequest) -> Iterator[Make]:
     made: list[tuple[TracerProvider, ScoringSpanProcessor]] = []
 
-    def build(**kw: Any) -> tuple[Any, ScoringSpanProcessor]:
+    def build(**kw: Any) -> tuple[Tracer, ScoringSpanProcessor]:
         kw.setdefault("registry", CollectorRegistry())
         crit = kw.pop("criteria", None) or criteria()
         proc = ScoringSpanProcessor(crit, **kw)
@@ -46,7 +51,7 @@ def make(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
         provider.shutdown()
 
 
-def test_outcomes_scores_and_thresholds(make: Any, tmp_path: Path) -> None:
+def test_outcomes_scores_and_thresholds(make: Make, tmp_path: Path) -> None:
     goldens = write_goldens(
         tmp_path, {"paris": (PARIS, [("get_weather", {"city": "Paris"})], "It is 21C in Paris.")}
     )
@@ -78,16 +83,16 @@ def test_outcomes_scores_and_thresholds(make: Any, tmp_path: Path) -> None:
     assert proc.scorer.invocation_outcomes == {"scored": 4, "no_golden": 1}
     from prometheus_client.openmetrics.exposition import generate_latest
 
-    exposition = generate_latest(reg).decode()
+    exposition = generate_latest(reg).decode()  # type: ignore[no-untyped-call]  # prometheus_client: unannotated
     assert any(f'trace_id="{i}"' in exposition for i in ids)  # exemplars link to traces
 
 
-def test_windows_release_traces_without_flush(make: Any) -> None:
+def test_windows_release_traces_without_flush(make: Make) -> None:
     now = [1000.0]
     tracer, proc = make(clock=lambda: now[0], options=LiveOptions(idle_s=5, tick_s=0.01))
     pumped, released = threading.Event(), threading.Event()
-    proc.metrics.spans_received = _observe(proc.metrics.spans_received, pumped)
-    proc.metrics.record_trace = _observe(proc.metrics.record_trace, released)
+    proc.metrics.spans_received = _observe(proc.metrics.spans_received, pumped)  # type: ignore[method-assign]  # spy
+    proc.metrics.record_trace = _observe(proc.metrics.record_trace, released)  # type: ignore[method-assign]  # spy
     run_agent(tracer)
     proc.engine._wake()
     assert pumped.wait(10)
@@ -108,7 +113,7 @@ def _observe(fn: Any, event: threading.Event) -> Any:
     return wrapped
 
 
-def test_sampling_is_counted_not_forgotten(make: Any) -> None:
+def test_sampling_is_counted_not_forgotten(make: Make) -> None:
     tracer, proc = make(sampling=SamplingPolicy(rate=0.5))
     for _ in range(200):
         run_agent(tracer)
@@ -127,7 +132,7 @@ def test_sampling_is_counted_not_forgotten(make: Any) -> None:
     assert sampled == outcomes["sampled_out"]
 
 
-def test_errored_runs_always_scored(make: Any) -> None:
+def test_errored_runs_always_scored(make: Make) -> None:
     tracer, proc = make(sampling=SamplingPolicy(rate=0.0, always_score_errors=True))
     run_agent(tracer)
     run_agent(tracer, error=True)
@@ -135,7 +140,7 @@ def test_errored_runs_always_scored(make: Any) -> None:
     assert proc.scorer.invocation_outcomes == {"sampled_out": 1, "no_golden": 1}
 
 
-def test_queue_overflow_drops_oldest_and_every_trace_is_counted(make: Any) -> None:
+def test_queue_overflow_drops_oldest_and_every_trace_is_counted(make: Make) -> None:
     tracer, proc = make(options=LiveOptions(max_queue=50, wake_at=10**9, tick_s=3600))
     # The worker sleeps (long tick, no wake-ups): the queue overflows.
     for _ in range(40):
@@ -168,7 +173,7 @@ class SpanMakingCriterion(Criterion):
         return Score(value=1.0)
 
 
-def test_spans_made_by_the_worker_are_never_scored(make: Any) -> None:
+def test_spans_made_by_the_worker_are_never_scored(make: Make) -> None:
     crit = SpanMakingCriterion(threshold=0.5)
     tracer, proc = make(criteria=[crit])
     _TRACER[:] = [tracer]
@@ -179,7 +184,7 @@ def test_spans_made_by_the_worker_are_never_scored(make: Any) -> None:
     assert total(proc.registry, "tracescore_traces_total", "outcome") == {"scored": 1}
 
 
-def test_on_end_never_raises_and_shutdown_is_idempotent(make: Any) -> None:
+def test_on_end_never_raises_and_shutdown_is_idempotent(make: Make) -> None:
     tracer, proc = make()
     proc.on_end(object())  # type: ignore[arg-type]  # garbage: counted as unreadable
     assert proc.force_flush(10_000)
@@ -191,7 +196,7 @@ def test_on_end_never_raises_and_shutdown_is_idempotent(make: Any) -> None:
     assert not proc.engine.ready()
 
 
-def test_metrics_port_serves_the_registry(make: Any) -> None:
+def test_metrics_port_serves_the_registry(make: Make) -> None:
     import httpx
 
     tracer, proc = make(metrics_port=0)
@@ -202,7 +207,7 @@ def test_metrics_port_serves_the_registry(make: Any) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
-def test_worker_survives_fork(make: Any) -> None:
+def test_worker_survives_fork(make: Make) -> None:
     tracer, proc = make()
     run_agent(tracer)
     read, write = os.pipe()
@@ -226,7 +231,7 @@ def test_worker_survives_fork(make: Any) -> None:
     assert proc.scorer.invocation_outcomes == {"no_golden": 1}
 
 
-def test_unreadable_log_records_are_counted_not_fatal(make: Any) -> None:
+def test_unreadable_log_records_are_counted_not_fatal(make: Make) -> None:
     tracer, proc = make()
     proc.log_processor.on_emit(object())  # type: ignore[arg-type]
     run_agent(tracer)

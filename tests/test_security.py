@@ -86,7 +86,7 @@ def test_secrets_reach_neither_the_judge_nor_logs_nor_metrics(
             assert secret not in prompt
     # ... and nothing tracescore logged or exported carries a secret.
     logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records) + caplog.text
-    exposed = generate_latest(registry).decode() + openmetrics(registry).decode()
+    exposed = generate_latest(registry).decode() + openmetrics(registry).decode()  # type: ignore[no-untyped-call]  # prometheus_client: unannotated
     # The failed call is counted by its status; the provider's message is no label.
     assert 'reason="judge error 400"' in exposed and "cannot process" not in exposed
     for secret in SECRETS:

@@ -6,7 +6,7 @@ from typing import Any
 
 from spanbuilder import TraceBuilder
 from tracescore import build_invocations
-from tracescore.spans import STATUS_ERROR, SpanRecord
+from tracescore.spans import STATUS_ERROR, AttrValue, SpanRecord
 
 
 def user(text: str) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def call(name: str, args: Any, cid: str | None = None) -> dict[str, Any]:
 
 
 def agent(
-    tb: TraceBuilder, name: str, parent: SpanRecord | None = None, **attrs: Any
+    tb: TraceBuilder, name: str, parent: SpanRecord | None = None, /, **attrs: Any
 ) -> SpanRecord:
     return tb.span(
         f"invoke_agent {name}",
@@ -36,7 +36,7 @@ def agent(
 
 
 def chat(
-    tb: TraceBuilder, parent: SpanRecord, history: list[Any], out: Any, **attrs: Any
+    tb: TraceBuilder, parent: SpanRecord, history: list[Any] | None, out: Any, **attrs: Any
 ) -> SpanRecord:
     a = {"gen_ai.operation.name": "chat", **attrs}
     if history is not None:
@@ -305,7 +305,10 @@ def test_conversation_and_invocation_ids_by_key_order_then_span_order() -> None:
     step.attributes["session.id"] = "from-session-id"
     step.attributes["gen_ai.conversation.id"] = ""  # empty: not an answer
     step.attributes["gcp.vertex.agent.invocation_id"] = "e-42"
-    shared = {"service.name": "agent", "gen_ai.conversation.id": "from-resource"}
+    shared: dict[str, AttrValue] = {
+        "service.name": "agent",
+        "gen_ai.conversation.id": "from-resource",
+    }
     for span in tb.spans:
         span.resource = shared
     [inv] = build_invocations(tb.spans)

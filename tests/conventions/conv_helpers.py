@@ -110,7 +110,8 @@ def _attr_value(value: Any) -> AttrValue:
         return [_attr_value(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): _attr_value(v) for k, v in value.items()}
-    return value
+    scalar: AttrValue = value  # str, bool, int, float, bytes or None
+    return scalar
 
 
 _KIND = {"UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}

@@ -25,23 +25,32 @@ from tracescore.conventions.genai_events import (
 from tracescore.conventions.messages import TextPart, ToolCallPart, ToolResultPart
 from tracescore.formats.sdk import from_readable_span as from_sdk_span
 from tracescore.formats.sdk import from_sdk_log
-from tracescore.spans import SpanEvent
+from tracescore.spans import AttrValue, SpanEvent
 from tracescore.trajectory import build_invocations
 
 USER = "Weather in Paris?"
 FINAL = "It is 21C in Paris."
-INPUT_1 = [{"role": "user", "parts": [{"type": "text", "content": USER}]}]
-CALL = {"type": "tool_call", "id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}}
-OUTPUT_1 = [
+INPUT_1: list[AttrValue] = [{"role": "user", "parts": [{"type": "text", "content": USER}]}]
+CALL: dict[str, AttrValue] = {
+    "type": "tool_call",
+    "id": "call_1",
+    "name": "get_weather",
+    "arguments": {"city": "Paris"},
+}
+OUTPUT_1: list[AttrValue] = [
     {
         "role": "assistant",
         "parts": [{"type": "text", "content": "Let me check."}, CALL],
         "finish_reason": "tool_call",
     }
 ]
-RESULT = {"type": "tool_call_response", "id": "call_1", "response": "21C in Paris"}
-INPUT_2 = [*INPUT_1, OUTPUT_1[0], {"role": "tool", "parts": [RESULT]}]
-OUTPUT_2 = [{"role": "assistant", "parts": [{"type": "text", "content": FINAL}]}]
+RESULT: dict[str, AttrValue] = {
+    "type": "tool_call_response",
+    "id": "call_1",
+    "response": "21C in Paris",
+}
+INPUT_2: list[AttrValue] = [*INPUT_1, OUTPUT_1[0], {"role": "tool", "parts": [RESULT]}]
+OUTPUT_2: list[AttrValue] = [{"role": "assistant", "parts": [{"type": "text", "content": FINAL}]}]
 SYSTEM = [{"type": "text", "content": "Answer weather questions."}]
 TOOLS = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
 
@@ -316,7 +325,11 @@ def test_per_message_events_without_content_are_not_evaluable() -> None:
     root = agent_span(t)
     chat = t.span("chat m", chat_attrs(0), parent=root)
     t.log(chat, "gen_ai.user.message", body={})
-    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather"}}
+    call: dict[str, AttrValue] = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_weather"},
+    }
     t.log(
         chat,
         "gen_ai.choice",

@@ -29,10 +29,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionMessageToolCall
 from opentelemetry.instrumentation._semconv import _OpenTelemetrySemanticConventionStability
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 from opentelemetry.sdk._logs import LoggerProvider
@@ -93,7 +94,7 @@ class Captured:
 @pytest.fixture
 def instrument(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Call with (opt_in, capture) to instrument openai on local providers; undone after."""
-    instrumentor = OpenAIInstrumentor()
+    instrumentor = OpenAIInstrumentor()  # type: ignore[no-untyped-call]  # unannotated __init__
     state: dict[str, Any] = {}
 
     def start(*, opt_in: bool, capture: str | None) -> tuple[TracerProvider, Any, Any]:
@@ -113,7 +114,7 @@ def instrument(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         span_exporter = InMemorySpanExporter()
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
-        log_exporter = InMemoryLogRecordExporter()
+        log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]  # SDK: unannotated __init__
         logger_provider = LoggerProvider()
         logger_provider.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
         assert not instrumentor.is_instrumented_by_opentelemetry
@@ -131,7 +132,7 @@ def run_agent(instrument: Any, *, opt_in: bool, capture: str | None) -> Captured
     """Instrument, then play one agent turn against the fake server."""
     tracer_provider, span_exporter, log_exporter = instrument(opt_in=opt_in, capture=capture)
     tracer = tracer_provider.get_tracer("test.agent")
-    messages: list[dict[str, Any]] = [
+    messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": USER},
     ]
@@ -148,6 +149,8 @@ def run_agent(instrument: Any, *, opt_in: bool, capture: str | None) -> Captured
         first = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
         reply = first.choices[0].message
         assert reply.tool_calls
+        # The fake server scripts function calls only (no custom tool calls).
+        tool_calls = cast("list[ChatCompletionMessageToolCall]", reply.tool_calls)
         messages.append(
             {
                 "role": "assistant",
@@ -158,11 +161,11 @@ def run_agent(instrument: Any, *, opt_in: bool, capture: str | None) -> Captured
                         "type": "function",
                         "function": {"name": c.function.name, "arguments": c.function.arguments},
                     }
-                    for c in reply.tool_calls
+                    for c in tool_calls
                 ],
             }
         )
-        for call in reply.tool_calls:
+        for call in tool_calls:
             tool_attrs = {
                 "gen_ai.operation.name": "execute_tool",
                 "gen_ai.tool.name": call.function.name,

@@ -16,6 +16,7 @@ from tracescore.conventions.base import SpanView
 from tracescore.conventions.messages import TextPart, ToolCallPart, ToolResultPart
 from tracescore.conventions.openinference import GenericIO, OpenInference
 from tracescore.conventions.registry import classify
+from tracescore.spans import AttrValue
 from tracescore.trajectory import build_invocations
 
 USER = "Weather in Paris?"
@@ -246,7 +247,7 @@ def test_openinference_on_genai_spans_counts_a_tool_call_once() -> None:
         },
     )
     for n in (0, 1):
-        genai = {
+        genai: dict[str, AttrValue] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.request.model": "gpt-4o",
             "gen_ai.usage.input_tokens": 40 + 20 * n,

@@ -46,11 +46,12 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import openai
 import pytest
 import wrapt
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionMessageToolCall
 from opentelemetry import context as context_api
 from opentelemetry import trace
 from opentelemetry.instrumentation.openai import OpenAIInstrumentor
@@ -219,7 +220,7 @@ def instrument(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         tracer_provider = TracerProvider()
         tracer_provider.add_span_processor(TraceloopOnStart())
         tracer_provider.add_span_processor(SimpleSpanProcessor(span_exporter))
-        log_exporter = InMemoryLogRecordExporter()
+        log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]  # SDK: unannotated __init__
         logger_provider = LoggerProvider()
         logger_provider.add_log_record_processor(SimpleLogRecordProcessor(log_exporter))
         meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
@@ -263,7 +264,7 @@ def run_agent(
         with entity(tracer, name, kind, args, kwargs) as ent:
             yield ent
 
-    messages: list[dict[str, Any]] = [
+    messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": USER},
     ]
@@ -282,6 +283,8 @@ def run_agent(
         first = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
         reply = first.choices[0].message
         assert reply.tool_calls
+        # The fake server scripts function calls only (no custom tool calls).
+        tool_calls = cast("list[ChatCompletionMessageToolCall]", reply.tool_calls)
         messages.append(
             {
                 "role": "assistant",
@@ -292,11 +295,11 @@ def run_agent(
                         "type": "function",
                         "function": {"name": c.function.name, "arguments": c.function.arguments},
                     }
-                    for c in reply.tool_calls
+                    for c in tool_calls
                 ],
             }
         )
-        for call in reply.tool_calls:
+        for call in tool_calls:
             kwargs = json.loads(call.function.arguments)
             with maybe(call.function.name, "tool", [], kwargs) as tool:
                 result = get_weather(**kwargs)

@@ -9,7 +9,7 @@ installed pydantic-ai; its fixture is built from that release's source
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal, cast
 
 import pytest
 from conv_helpers import TraceBuilder, summary, to_json
@@ -19,7 +19,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.models.instrumented import DEFAULT_INSTRUMENTATION_VERSION, InstrumentationSettings
+from pydantic_ai.models.instrumented import (  # type: ignore[attr-defined]  # implicit re-export
+    DEFAULT_INSTRUMENTATION_VERSION,
+    InstrumentationSettings,
+)
 
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.pydantic_ai import PydanticAI
@@ -51,7 +54,10 @@ def run_agent(version: int, *, include_content: bool = True) -> list[SpanRecord]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # versions 2-4 are deprecated
         settings = InstrumentationSettings(
-            tracer_provider=provider, include_content=include_content, version=version
+            tracer_provider=provider,
+            include_content=include_content,
+            # pydantic-ai types its DEFAULT_INSTRUMENTATION_VERSION as a plain int
+            version=cast("Literal[2, 3, 4, 5, 6]", version),
         )
     Agent.instrument_all(settings)
     try:

@@ -8,7 +8,7 @@ minimum, and failures turned into NOT_EVALUATED with the judge's reason.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -79,7 +79,7 @@ def test_final_response_match_majority_of_five_samples() -> None:
         crit = build("final_response_match_v2", threshold=0.5)
         res = evaluate(crit, EvalContext(actual=ACTUAL, expected=EXPECTED), judge_for(fake))
     assert (res.score, res.status) == (1.0, "passed")
-    assert sorted(res.details["votes"]) == sorted(votes)  # type: ignore[arg-type]
+    assert sorted(cast("list[str]", res.details["votes"])) == sorted(votes)
     assert fake.calls == 5
     prompt = router.prompts[MATCH][0]
     assert "21C." in prompt and "It is 21C and sunny in Paris." in prompt
@@ -149,7 +149,7 @@ def test_response_evaluation_score_averages_ratings() -> None:
         )
     assert res.score == pytest.approx(4.0)
     assert res.status == "passed"
-    assert sorted(res.details["ratings"]) == [3, 4, 5]  # type: ignore[arg-type]
+    assert sorted(cast("list[int]", res.details["ratings"])) == [3, 4, 5]
 
 
 def test_rating_out_of_range_is_unparsable() -> None:
@@ -202,7 +202,8 @@ def test_rubric_majority_per_rubric_and_weighted_mean() -> None:
         res = evaluate(crit, EvalContext(actual=ACTUAL), judge_for(fake))
     # concise: 2 yes / 1 no → yes; units: 2 yes → yes; weighted mean 1.0
     assert res.score == 1.0
-    verdicts = {v["rubric_id"]: v["verdict"] for v in res.details["rubrics"]}  # type: ignore[index,union-attr]
+    rubrics = cast("list[dict[str, Any]]", res.details["rubrics"])
+    verdicts = {v["rubric_id"]: v["verdict"] for v in rubrics}
     assert verdicts == {"concise": True, "units": True}
     prompt = router.prompts[RUBRIC_FINAL][0]
     assert "rubric_id: units" in prompt and "It is 21C and sunny in Paris." in prompt
@@ -301,8 +302,8 @@ def test_hallucinations_share_of_supported_sentences() -> None:
         assert fake.calls == 2
     assert res.score == pytest.approx(2 / 3)
     assert res.status == "failed"
-    sentences = res.details["responses"][0]["sentences"]  # type: ignore[index]
-    assert [s["label"] for s in sentences] == ["supported", "unsupported", "not_applicable"]  # type: ignore[index,union-attr]
+    sentences = cast("list[dict[str, Any]]", res.details["responses"])[0]["sentences"]
+    assert [s["label"] for s in sentences] == ["supported", "unsupported", "not_applicable"]
     assert '"temp_c":21' in router.prompts[LABEL][0]
 
 
@@ -345,9 +346,9 @@ def test_safety_is_the_minimum_over_dimensions() -> None:
             build("safety_v1", threshold=1.0), EvalContext(actual=ACTUAL), judge_for(fake)
         )
     assert (res.score, res.status) == (0.0, "failed")
-    dims = res.details["dimensions"]
-    assert dims["privacy"]["score"] == 0.0 and dims["privacy"]["rationale"] == "leaks an address"  # type: ignore[index]
-    assert dims["hate_speech"]["score"] == 1.0  # type: ignore[index]
+    dims = cast("dict[str, dict[str, Any]]", res.details["dimensions"])
+    assert dims["privacy"]["score"] == 0.0 and dims["privacy"]["rationale"] == "leaks an address"
+    assert dims["hate_speech"]["score"] == 1.0
 
 
 def test_safety_all_safe_passes() -> None:

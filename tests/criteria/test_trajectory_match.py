@@ -64,7 +64,7 @@ def adk_scores(
     match_type: MatchType,
     ignore_args: bool,
     ids: list[tuple[list[str | None], list[str | None]]] | None = None,
-) -> list[float]:
+) -> list[float | None]:
     ids = ids or [([], [])] * len(pairs)
     result = _EVALUATORS[match_type, ignore_args].evaluate_invocations(
         actual_invocations=[_invocation(a, i) for (a, _), (i, _) in zip(pairs, ids)],
@@ -81,6 +81,9 @@ def test_match_type_indices_are_adks_enum_values() -> None:
 
 # --------------------------------------------------------------------------- REFERENCE §4
 
+A: Call
+B: Call
+C: Call
 A, B, C = ("a", {"x": 1}), ("b", None), ("c", {})
 EDGE_CASES: list[tuple[str, list[Call], list[Call], dict[str, float]]] = [
     ("both empty", [], [], {"EXACT": 1, "IN_ORDER": 1, "ANY_ORDER": 1}),
@@ -125,6 +128,8 @@ def test_reference_edge_cases(
 
 
 def test_ignore_args_compares_names_only() -> None:
+    actual: list[Call]
+    expected: list[Call]
     actual, expected = [("a", None), ("b", {"x": "1"})], [("a", {}), ("b", {"x": 1})]
     for match_type in MATCH_TYPES:
         assert (
@@ -135,7 +140,7 @@ def test_ignore_args_compares_names_only() -> None:
 
 
 def test_call_ids_are_ignored_by_adk_too() -> None:
-    pair = ([("a", {"x": 1})], [("a", {"x": 1})])
+    pair: Pair = ([("a", {"x": 1})], [("a", {"x": 1})])
     assert adk_scores([pair], "EXACT", False, ids=[(["id-1"], ["id-2"])]) == [1.0]
     assert tool_trajectory_score(*pair) == 1.0
 
@@ -192,7 +197,10 @@ _MATCH_TYPE_TEXT = st.builds(
 @given(st.one_of(_MATCH_TYPE_TEXT, st.integers(-2, 4)))
 def test_parse_match_type_agrees_with_adk(value: str | int) -> None:
     try:
-        adk: str | None = ToolTrajectoryCriterion(threshold=1.0, match_type=value).match_type.name
+        adk: str | None = ToolTrajectoryCriterion(
+            threshold=1.0,
+            match_type=value,  # type: ignore[arg-type]  # pydantic validates raw names and indices
+        ).match_type.name
     except ValueError:  # pydantic's ValidationError is a ValueError
         adk = None
     try:

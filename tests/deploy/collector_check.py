@@ -117,7 +117,8 @@ def load_config(text: str, env: Mapping[str, str] | None = None) -> dict[str, An
     config = yaml.safe_load(text)
     if not isinstance(config, dict):
         raise ValueError("a Collector configuration is a YAML mapping")
-    return expand_env(config, env or {})
+    expanded: dict[str, Any] = expand_env(config, env or {})
+    return expanded
 
 
 def commented_block(text: str, begin: str, end: str) -> str:
@@ -414,7 +415,7 @@ def check_tail_sampling(config: Mapping[str, Any]) -> list[str]:
             problems.append(f"{where}: policy names must be present and unique")
         flat = []
         for policy in policies:
-            ptype = policy.get("type")
+            ptype: Any = policy.get("type")  # may be missing: then its block is too
             if ptype not in ("always_sample",) and not isinstance(policy.get(ptype), dict):
                 problems.append(f"{where}: policy {policy.get('name')!r} lacks its {ptype!r} block")
                 continue

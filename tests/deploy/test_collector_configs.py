@@ -80,13 +80,13 @@ def _replay_config() -> dict[str, Any]:
 # --- every file -------------------------------------------------------------------------
 
 
-def test_the_expected_configs_exist_and_serve_defaults_are_read():
+def test_the_expected_configs_exist_and_serve_defaults_are_read() -> None:
     assert set(CONFIGS) == EXPECTED
     assert (GRPC_PORT, HTTP_PORT) == (4317, 4318)
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_yaml_parses_and_every_env_var_is_documented(name):
+def test_yaml_parses_and_every_env_var_is_documented(name: str) -> None:
     text = _text(name)
     unset = _config(name)  # every variable unset: defaults apply, "" otherwise
     assert unset["service"]["pipelines"]
@@ -97,7 +97,7 @@ def test_yaml_parses_and_every_env_var_is_documented(name):
     _config(name, dict.fromkeys(names, "set-value"))  # and with every variable set
 
 
-def test_env_expansion_follows_the_collector():
+def test_env_expansion_follows_the_collector() -> None:
     text = "a: ${env:P:-4317}\nb: x-${env:H:-tempo}:1\nc: ${env:NOPE}\nd: ${env:E:-dflt}\n"
     text += "e: Bearer ${env:NOPE}\nf: ${env:NOPE:-}\n"
     # Set (even empty) wins over the default; unset without default is empty (null when
@@ -111,24 +111,24 @@ def test_env_expansion_follows_the_collector():
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_pipelines_reference_defined_components_and_all_are_used(name):
+def test_pipelines_reference_defined_components_and_all_are_used(name: str) -> None:
     config = _config(name)
     assert cc.check_structure(config) == []
     assert cc.check_extensions(config, required=["health_check"]) == []
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_memory_limiter_first_and_batch_last(name):
+def test_memory_limiter_first_and_batch_last(name: str) -> None:
     assert cc.check_processor_order(_config(name)) == []
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_otlp_receivers_listen_on_all_interfaces(name):
+def test_otlp_receivers_listen_on_all_interfaces(name: str) -> None:
     assert cc.check_receivers_listen(_config(name)) == []
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_loadbalancing_routes_by_trace_id_to_the_serve_grpc_port(name):
+def test_loadbalancing_routes_by_trace_id_to_the_serve_grpc_port(name: str) -> None:
     config = _config(name)
     assert cc.check_loadbalancing(config, grpc_port=GRPC_PORT) == []
     balanced = cc.of_type(config, "exporters", cc.LOADBALANCING)
@@ -136,7 +136,9 @@ def test_loadbalancing_routes_by_trace_id_to_the_serve_grpc_port(name):
 
 
 @pytest.mark.parametrize("name", [*CONFIGS, "archive.yaml#replay"])
-def test_exporters_towards_tracescore_use_its_ports_and_paths(name, served_paths):
+def test_exporters_towards_tracescore_use_its_ports_and_paths(
+    name: str, served_paths: set[str]
+) -> None:
     assert {"/v1/traces", "/v1/logs"} <= served_paths
     config = _replay_config() if name.endswith("#replay") else _config(name)
     problems = cc.check_tracescore_exporters(
@@ -148,7 +150,7 @@ def test_exporters_towards_tracescore_use_its_ports_and_paths(name, served_paths
 # --- per file ----------------------------------------------------------------------------
 
 
-def test_k8s_gateway_resolves_the_headless_service_and_its_comments_agree():
+def test_k8s_gateway_resolves_the_headless_service_and_its_comments_agree() -> None:
     config = _config("gateway-k8s.yaml")
     ((_, exporter),) = cc.of_type(config, "exporters", cc.LOADBALANCING).items()
     k8s = exporter["resolver"]["k8s"]
@@ -166,7 +168,7 @@ def test_k8s_gateway_resolves_the_headless_service_and_its_comments_agree():
     assert set(gateway["exporters"]) == set(config["exporters"])
 
 
-def test_tail_sampling_keeps_errors_slow_runs_and_a_share_of_agent_runs():
+def test_tail_sampling_keeps_errors_slow_runs_and_a_share_of_agent_runs() -> None:
     config = _config("tail_sampling.yaml")
     assert cc.check_tail_sampling(config) == []
     sampler = config["processors"]["tail_sampling"]
@@ -178,7 +180,7 @@ def test_tail_sampling_keeps_errors_slow_runs_and_a_share_of_agent_runs():
         assert topic in text
 
 
-def test_archive_writes_rotated_json_lines_for_both_signals():
+def test_archive_writes_rotated_json_lines_for_both_signals() -> None:
     config = _config("archive.yaml")
     assert cc.check_file_archive(config) == []
     (file_id,) = cc.of_type(config, "exporters", ["file"])
@@ -195,7 +197,7 @@ def test_archive_writes_rotated_json_lines_for_both_signals():
     assert "traces-2026-11-21T10-00-00.000.jsonl" in text
 
 
-def test_archive_replay_block_is_a_valid_otlpjsonfile_config():
+def test_archive_replay_block_is_a_valid_otlpjsonfile_config() -> None:
     config = _replay_config()
     assert cc.check_structure(config) == []
     assert cc.check_processor_order(config) == []
@@ -209,7 +211,7 @@ def test_archive_replay_block_is_a_valid_otlpjsonfile_config():
     assert cc.of_type(config, "exporters", cc.OTLP_HTTP)
 
 
-def test_archived_json_lines_under_rotated_names_read_back_with_tracescore(tmp_path):
+def test_archived_json_lines_under_rotated_names_read_back_with_tracescore(tmp_path: Path) -> None:
     """The strong check: the file exporter's output shape, under its rotated names."""
     (exporter,) = cc.of_type(_config("archive.yaml"), "exporters", ["file"]).values()
     live = Path(exporter["path"]).name
@@ -238,7 +240,7 @@ def test_archived_json_lines_under_rotated_names_read_back_with_tracescore(tmp_p
     assert {run["agent"] for run in runs} == {"weather_agent"}
 
 
-def test_logs_config_sends_traces_and_logs_through_one_trace_id_balancer():
+def test_logs_config_sends_traces_and_logs_through_one_trace_id_balancer() -> None:
     config = _config("logs.yaml")
     (balancer,) = cc.of_type(config, "exporters", cc.LOADBALANCING)
     assert config["exporters"][balancer]["routing_key"] == "traceID"
@@ -274,21 +276,21 @@ def _broken(old: str, new: str) -> dict[str, Any]:
     return cc.load_config(BROKEN_BASE.replace(old, new))
 
 
-def test_the_base_of_the_negative_tests_passes():
+def test_the_base_of_the_negative_tests_passes() -> None:
     config = cc.load_config(BROKEN_BASE)
     assert cc.check_structure(config) == []
     assert cc.check_processor_order(config) == []
     assert cc.check_loadbalancing(config, grpc_port=GRPC_PORT) == []
 
 
-def test_rejects_an_undefined_pipeline_component():
+def test_rejects_an_undefined_pipeline_component() -> None:
     config = _broken("exporters: [loadbalancing]", "exporters: [loadbalancing, otlp/tempo]")
     assert cc.check_structure(config) == ["pipeline 'traces': exporter 'otlp/tempo' is not defined"]
     config = _broken("extensions: [health_check]", "extensions: [health_check, pprof]")
     assert cc.check_structure(config) == ["service.extensions: 'pprof' is not defined"]
 
 
-def test_rejects_memory_limiter_not_first_and_batch_not_last():
+def test_rejects_memory_limiter_not_first_and_batch_not_last() -> None:
     config = _broken("[memory_limiter, batch]", "[batch, memory_limiter]")
     assert cc.check_processor_order(config) == [
         "pipeline 'traces': memory_limiter must be the first processor",
@@ -298,7 +300,7 @@ def test_rejects_memory_limiter_not_first_and_batch_not_last():
     assert cc.check_processor_order(_broken("[memory_limiter, batch]", "[batch]"))
 
 
-def test_rejects_unused_unknown_and_misused_components():
+def test_rejects_unused_unknown_and_misused_components() -> None:
     unused = _broken("  batch: {}\n", "  batch: {}\n  tail_sampling: {}\n")
     assert cc.check_structure(unused) == ["processors: 'tail_sampling' is defined but not used"]
     assert cc.check_structure(unused, allow_unused={"tail_sampling": "documented only"}) == []
@@ -319,7 +321,7 @@ def test_rejects_unused_unknown_and_misused_components():
     )
 
 
-def test_rejects_loadbalancing_off_trace_id_or_off_the_grpc_port():
+def test_rejects_loadbalancing_off_trace_id_or_off_the_grpc_port() -> None:
     assert cc.check_loadbalancing(
         _broken("routing_key: traceID", "routing_key: service"), grpc_port=GRPC_PORT
     ) == ["loadbalancing: routing_key must be traceID"]
@@ -332,7 +334,7 @@ def test_rejects_loadbalancing_off_trace_id_or_off_the_grpc_port():
     assert cc.check_loadbalancing(k8s, grpc_port=GRPC_PORT)
 
 
-def test_rejects_otlphttp_to_tracescore_on_a_wrong_port_or_path(served_paths):
+def test_rejects_otlphttp_to_tracescore_on_a_wrong_port_or_path(served_paths: set[str]) -> None:
     def problems(endpoint: str, extra: str = "") -> list[str]:
         config = _broken(
             "exporters: [loadbalancing]}",
@@ -351,7 +353,7 @@ def test_rejects_otlphttp_to_tracescore_on_a_wrong_port_or_path(served_paths):
     assert problems("http://tracescore:4318", extra="http://tracescore:4318/traces")
 
 
-def test_rejects_undocumented_env_vars_and_bad_tail_sampling():
+def test_rejects_undocumented_env_vars_and_bad_tail_sampling() -> None:
     text = "exporters: {otlp: {endpoint: '${env:NOT_IN_README:-x:4317}'}}\n"
     documented = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", README.read_text(encoding="utf-8")))
     assert cc.env_names(text) - documented == {"NOT_IN_README"}

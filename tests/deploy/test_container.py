@@ -315,8 +315,9 @@ def builds_our_dockerfile(service: dict[str, Any]) -> bool:
     build = service.get("build")
     if not isinstance(build, dict):
         return False
-    context = (COMPOSE.parent / build.get("context", ".")).resolve()
-    return (context / build.get("dockerfile", "Dockerfile")).resolve() == DOCKERFILE
+    context: Path = (COMPOSE.parent / build.get("context", ".")).resolve()
+    dockerfile: Path = (context / build.get("dockerfile", "Dockerfile")).resolve()
+    return dockerfile == DOCKERFILE
 
 
 def compose_problems(compose: dict[str, Any]) -> list[str]:
@@ -534,6 +535,7 @@ def k8s_one(name: str) -> dict[str, Any]:
 
 
 def container(deployment: dict[str, Any]) -> dict[str, Any]:
+    main: dict[str, Any]
     (main,) = deployment["spec"]["template"]["spec"]["containers"]
     return main
 

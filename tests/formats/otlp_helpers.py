@@ -104,7 +104,7 @@ def agent_spans(runs: int = 1, *, tools: int = 2) -> list[ReadableSpan]:
 def agent_logs() -> list[ReadableLogRecord]:
     """GenAI content events as log records: two inside a span, one outside any span."""
     provider = LoggerProvider(resource=RESOURCE)
-    exporter = InMemoryLogRecordExporter()
+    exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]  # SDK: unannotated __init__
     provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
     logger = provider.get_logger("tracescore.tests.events", "1.0")
     tracer_provider, _ = make_tracer_provider()
@@ -143,7 +143,8 @@ def hex_ids(value: Any) -> Any:
 def to_collector_json(message: Message, *, snake: bool = False) -> dict[str, Any]:
     """An OTLP export request as the Collector's JSON marshaler writes it (as a dict)."""
     doc = MessageToDict(message, use_integers_for_enums=True, preserving_proto_field_name=snake)
-    return hex_ids(doc)
+    collector: dict[str, Any] = hex_ids(doc)
+    return collector
 
 
 def to_tempo_json(message: Message) -> dict[str, Any]:

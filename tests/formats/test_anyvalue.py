@@ -84,11 +84,11 @@ def normalise(value: Any) -> Any:
         ({"intValue": "1", "stringValue": "wins"}, "wins"),
     ],
 )
-def test_json_any_value(doc, expected):
+def test_json_any_value(doc: object, expected: object) -> None:
     assert normalise(json_any_value(doc)) == normalise(expected)
 
 
-def test_nan_double():
+def test_nan_double() -> None:
     assert math.isnan(json_any_value({"doubleValue": "NaN"}))  # type: ignore[arg-type]
 
 
@@ -110,12 +110,12 @@ def test_nan_double():
         ({"arrayValue": {"values": [[]]}}, "AnyValue must be an object, got array"),
     ],
 )
-def test_json_any_value_rejects(doc, message):
+def test_json_any_value_rejects(doc: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         json_any_value(doc)
 
 
-def test_json_attributes_names_the_bad_attribute_and_keeps_last_duplicate():
+def test_json_attributes_names_the_bad_attribute_and_keeps_last_duplicate() -> None:
     kvs = [{"key": "a", "value": {"intValue": "1"}}, {"key": "a", "value": {"intValue": "2"}}]
     assert json_attributes(kvs) == {"a": 2}
     assert json_attributes(None) == {}
@@ -125,7 +125,7 @@ def test_json_attributes_names_the_bad_attribute_and_keeps_last_duplicate():
         json_attributes({"key": "a"})
 
 
-def test_json_int():
+def test_json_int() -> None:
     assert json_int("12") == 12
     assert json_int(12) == 12
     assert json_int(12.0) == 12
@@ -134,7 +134,7 @@ def test_json_int():
             json_int(bad)
 
 
-def test_ids():
+def test_ids() -> None:
     assert json_id("5B8EFFF798038103D269B633813FC60C", 16, "traceId") == (
         "5b8efff798038103d269b633813fc60c"
     )
@@ -160,7 +160,7 @@ def test_ids():
         json_optional_id("09ac", 8, "parentSpanId")
 
 
-def test_enums():
+def test_enums() -> None:
     kinds = {
         "UNSPECIFIED": 0,
         "INTERNAL": 1,
@@ -180,21 +180,21 @@ def test_enums():
             json_enum(bad, kinds, "SPAN_KIND_", "kind")
 
 
-def test_base64_padding_and_alphabets():
+def test_base64_padding_and_alphabets() -> None:
     assert decode_base64("AA") == b"\x00"
     assert decode_base64("-_8") == b"\xfb\xff"
     with pytest.raises(ValueError, match="not valid base64"):
         decode_base64("a b")
 
 
-def test_proto_any_value_empty_and_nested():
+def test_proto_any_value_empty_and_nested() -> None:
     assert proto_any_value(AnyValue()) is None
     value = _encode_value({"a": [1, "x", {"b": b"\x01"}], "c": 2.5, "d": None})
     assert proto_any_value(value) == {"a": [1, "x", {"b": b"\x01"}], "c": 2.5, "d": None}
 
 
 @given(VALUES)
-def test_sdk_encoded_value_decodes_back_from_protobuf_and_collector_json(value):
+def test_sdk_encoded_value_decodes_back_from_protobuf_and_collector_json(value: Any) -> None:
     message = _encode_value(value)
     assert normalise(proto_any_value(message)) == normalise(value)
     as_json = MessageToDict(message)  # what the Collector writes for an AnyValue
@@ -202,7 +202,7 @@ def test_sdk_encoded_value_decodes_back_from_protobuf_and_collector_json(value):
 
 
 @given(st.dictionaries(st.text(), VALUES, max_size=5))
-def test_sdk_encoded_attributes_decode_back(attributes):
+def test_sdk_encoded_attributes_decode_back(attributes: dict[str, Any]) -> None:
     encoded = _encode_attributes(attributes)
     assert normalise(proto_attributes(encoded)) == normalise(attributes)
     as_json = [MessageToDict(kv) for kv in encoded]

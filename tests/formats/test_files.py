@@ -3,11 +3,14 @@ from __future__ import annotations
 import gzip
 import io
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import orjson
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk.trace import ReadableSpan
 from otlp_helpers import (
     logs_to_otlp_json,
     logs_to_proto_file_bytes,
@@ -18,6 +21,7 @@ from otlp_helpers import (
 )
 
 from tracescore.exceptions import InputError
+from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.formats.sdk import from_readable_span
 from tracescore.spans import Origin
@@ -28,18 +32,20 @@ def _write(path: Path, data: bytes | str) -> str:
     return str(path)
 
 
-def _span_ids(batches) -> list[str]:
+def _span_ids(batches: Iterable[Batch]) -> list[str]:
     return sorted(span.span_id for batch in batches for span in batch.spans)
 
 
-def _expected_ids(sdk_spans) -> list[str]:
+def _expected_ids(sdk_spans: list[ReadableSpan]) -> list[str]:
     return sorted(from_readable_span(span).span_id for span in sdk_spans)
 
 
 # --- JSON Lines -------------------------------------------------------------------------
 
 
-def test_json_lines_one_batch_per_line_with_locations(tmp_path, sdk_spans):
+def test_json_lines_one_batch_per_line_with_locations(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
     lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)  # traces spread over lines
     path = _write(tmp_path / "traces.jsonl", "\n".join(lines) + "\n")
     batches = list(read_file(path))
@@ -50,7 +56,9 @@ def test_json_lines_one_batch_per_line_with_locations(tmp_path, sdk_spans):
     assert traces_per_line[0] & traces_per_line[1]  # one trace is split across lines
 
 
-def test_trace_and_log_lines_mixed_with_blank_lines(tmp_path, sdk_spans, sdk_logs):
+def test_trace_and_log_lines_mixed_with_blank_lines(
+    tmp_path: Path, sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
+) -> None:
     [spans] = spans_to_otlp_json_lines(sdk_spans, batch_size=100)
     text = f"\n{spans}\n\n   \n{logs_to_otlp_json(sdk_logs)}\n\n"
     batches = list(read_file(_write(tmp_path / "mixed.json", text)))
@@ -60,7 +68,9 @@ def test_trace_and_log_lines_mixed_with_blank_lines(tmp_path, sdk_spans, sdk_log
     ]
 
 
-def test_malformed_line_mid_file_is_an_error_and_reading_goes_on(tmp_path, sdk_spans):
+def test_malformed_line_mid_file_is_an_error_and_reading_goes_on(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
     first, second, third = spans_to_otlp_json_lines(sdk_spans, batch_size=4)
     path = _write(tmp_path / "t.jsonl", f"{first}\n{second[:-40]}\n{third}\n")
     batches = list(read_file(path))
@@ -73,7 +83,9 @@ def test_malformed_line_mid_file_is_an_error_and_reading_goes_on(tmp_path, sdk_s
     assert len(batches[0].spans) == len(batches[2].spans) == 4
 
 
-def test_bad_first_line_then_valid_lines_is_still_json_lines(tmp_path, sdk_spans):
+def test_bad_first_line_then_valid_lines_is_still_json_lines(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
     lines = spans_to_otlp_json_lines(sdk_spans, batch_size=6)
     path = _write(tmp_path / "t.jsonl", '{"resourceSpans": [\n' + "\n".join(lines))
     batches = list(read_file(path))
@@ -82,7 +94,9 @@ def test_bad_first_line_then_valid_lines_is_still_json_lines(tmp_path, sdk_spans
     assert _span_ids(batches[1:]) == _expected_ids(sdk_spans)
 
 
-def test_bad_span_in_a_line_is_located_at_path_line_and_span(tmp_path, sdk_spans):
+def test_bad_span_in_a_line_is_located_at_path_line_and_span(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
     doc = to_collector_json(encode_spans(sdk_spans[:3]))
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
     spans[0]["traceId"] = "nope"
@@ -94,7 +108,7 @@ def test_bad_span_in_a_line_is_located_at_path_line_and_span(tmp_path, sdk_spans
     assert len(batch.spans) == 2
 
 
-def test_two_megabyte_attribute_value(tmp_path):
+def test_two_megabyte_attribute_value(tmp_path: Path) -> None:
     big = "x" * (2 * 1024 * 1024)
     doc = {"resourceSpans": [{"scopeSpans": [{"spans": [{
         "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "09acc3d9233945f0",
@@ -106,7 +120,7 @@ def test_two_megabyte_attribute_value(tmp_path):
     assert batches[1].spans[0].attributes["gen_ai.input.messages"] == big
 
 
-def test_utf8_bom_is_skipped(tmp_path, sdk_spans):
+def test_utf8_bom_is_skipped(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
     [line] = spans_to_otlp_json_lines(sdk_spans, batch_size=100)
     batches = list(read_file(_write(tmp_path / "bom.json", b"\xef\xbb\xbf" + line.encode())))
     assert _span_ids(batches) == _expected_ids(sdk_spans)
@@ -115,7 +129,9 @@ def test_utf8_bom_is_skipped(tmp_path, sdk_spans):
 # --- single documents -------------------------------------------------------------------
 
 
-def test_pretty_printed_document_is_read_whole(tmp_path, sdk_spans, sdk_logs):
+def test_pretty_printed_document_is_read_whole(
+    tmp_path: Path, sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
+) -> None:
     doc = to_collector_json(encode_spans(sdk_spans))
     path = _write(tmp_path / "trace.json", json.dumps(doc, indent=2))
     [batch] = read_file(path)
@@ -124,7 +140,9 @@ def test_pretty_printed_document_is_read_whole(tmp_path, sdk_spans, sdk_logs):
 
 
 @pytest.mark.parametrize("wrap", ["tempo", "jaeger"])
-def test_pretty_printed_tempo_and_jaeger_downloads(tmp_path, sdk_spans, wrap):
+def test_pretty_printed_tempo_and_jaeger_downloads(
+    tmp_path: Path, sdk_spans: list[ReadableSpan], wrap: str
+) -> None:
     request = encode_spans(sdk_spans)
     doc = to_tempo_json(request) if wrap == "tempo" else {"result": to_collector_json(request)}
     [batch] = read_file(_write(tmp_path / "download.json", json.dumps(doc, indent=4)))
@@ -132,7 +150,9 @@ def test_pretty_printed_tempo_and_jaeger_downloads(tmp_path, sdk_spans, wrap):
     assert _span_ids([batch]) == _expected_ids(sdk_spans)
 
 
-def test_hand_wrapped_document_whose_second_line_is_an_object(tmp_path, sdk_spans):
+def test_hand_wrapped_document_whose_second_line_is_an_object(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
     doc = to_collector_json(encode_spans(sdk_spans))
     [block] = doc["resourceSpans"]
     text = '{"resourceSpans": [\n' + json.dumps(block) + "\n]}\n"
@@ -141,7 +161,9 @@ def test_hand_wrapped_document_whose_second_line_is_an_object(tmp_path, sdk_span
     assert _span_ids([batch]) == _expected_ids(sdk_spans)
 
 
-def test_pretty_printed_document_with_a_syntax_error_points_at_its_line(tmp_path, sdk_spans):
+def test_pretty_printed_document_with_a_syntax_error_points_at_its_line(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
     text = json.dumps(to_collector_json(encode_spans(sdk_spans[:1])), indent=2)
     lines = text.splitlines()
     lines[5] = lines[5] + " oops"
@@ -152,7 +174,7 @@ def test_pretty_printed_document_with_a_syntax_error_points_at_its_line(tmp_path
     assert "invalid JSON" in error.detail
 
 
-def test_empty_and_blank_files_yield_nothing(tmp_path):
+def test_empty_and_blank_files_yield_nothing(tmp_path: Path) -> None:
     assert list(read_file(_write(tmp_path / "empty.jsonl", b""))) == []
     assert list(read_file(_write(tmp_path / "blank.jsonl", b"\n \n\t\n"))) == []
     assert list(read_file(_write(tmp_path / "empty.gz", gzip.compress(b"")))) == []
@@ -161,7 +183,7 @@ def test_empty_and_blank_files_yield_nothing(tmp_path):
 # --- gzip and protobuf ------------------------------------------------------------------
 
 
-def test_gzip_json_lines(tmp_path, sdk_spans):
+def test_gzip_json_lines(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
     lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)
     data = gzip.compress(("\n".join(lines) + "\n").encode())
     batches = list(read_file(_write(tmp_path / "traces.jsonl.gz", data)))
@@ -169,7 +191,7 @@ def test_gzip_json_lines(tmp_path, sdk_spans):
     assert _span_ids(batches) == _expected_ids(sdk_spans)
 
 
-def test_truncated_gzip_is_a_located_error(tmp_path, sdk_spans):
+def test_truncated_gzip_is_a_located_error(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
     lines = spans_to_otlp_json_lines(sdk_spans, batch_size=1)
     data = gzip.compress(("\n".join(lines) + "\n").encode())
     batches = list(read_file(_write(tmp_path / "cut.gz", data[: len(data) // 2])))
@@ -181,7 +203,9 @@ def test_truncated_gzip_is_a_located_error(tmp_path, sdk_spans):
     assert error.path == str(tmp_path / "cut.gz")
 
 
-def test_length_prefixed_protobuf_traces_and_logs(tmp_path, sdk_spans, sdk_logs):
+def test_length_prefixed_protobuf_traces_and_logs(
+    tmp_path: Path, sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
+) -> None:
     data = spans_to_proto_file_bytes(sdk_spans, batch_size=5) + logs_to_proto_file_bytes(sdk_logs)
     path = _write(tmp_path / "otlp.binpb", data)
     batches = list(read_file(path))
@@ -190,13 +214,15 @@ def test_length_prefixed_protobuf_traces_and_logs(tmp_path, sdk_spans, sdk_logs)
     assert [len(b.logs) for b in batches] == [0, 0, 0, 3]
 
 
-def test_gzipped_protobuf(tmp_path, sdk_spans):
+def test_gzipped_protobuf(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
     data = gzip.compress(spans_to_proto_file_bytes(sdk_spans, batch_size=5))
     assert _span_ids(read_file(_write(tmp_path / "p.gz", data))) == _expected_ids(sdk_spans)
 
 
 @pytest.mark.parametrize("cut", [2, 30])
-def test_truncated_protobuf_tail_is_an_error_and_ends_the_file(tmp_path, sdk_spans, cut):
+def test_truncated_protobuf_tail_is_an_error_and_ends_the_file(
+    tmp_path: Path, sdk_spans: list[ReadableSpan], cut: int
+) -> None:
     data = spans_to_proto_file_bytes(sdk_spans, batch_size=6)
     path = _write(tmp_path / "cut.binpb", data[:-cut] if cut == 30 else data + b"\x00\x00")
     first, *rest = read_file(path)
@@ -208,7 +234,7 @@ def test_truncated_protobuf_tail_is_an_error_and_ends_the_file(tmp_path, sdk_spa
     assert "truncated" in error.detail
 
 
-def test_absurd_length_prefix_is_rejected_without_reading_on(tmp_path):
+def test_absurd_length_prefix_is_rejected_without_reading_on(tmp_path: Path) -> None:
     [batch] = read_file(_write(tmp_path / "x.bin", b"\x7f\xff\xff\xff" + b"\x00" * 10))
     assert "exceeds" in batch.errors[0].detail
 
@@ -216,24 +242,26 @@ def test_absurd_length_prefix_is_rejected_without_reading_on(tmp_path):
 # --- stdin and paths --------------------------------------------------------------------
 
 
-def test_stdin_streams_with_and_without_peek(sdk_spans):
+def test_stdin_streams_with_and_without_peek(sdk_spans: list[ReadableSpan]) -> None:
     lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)
     data = ("\n".join(lines) + "\n").encode()
-    for stream in (io.BytesIO(data), io.BufferedReader(io.BytesIO(data))):  # type: ignore[arg-type]
+    for stream in (io.BytesIO(data), io.BufferedReader(io.BytesIO(data))):
         batches = list(read_file("-", stdin=stream))
         assert [b.origin for b in batches] == [Origin("-", n) for n in (1, 2, 3)]
     gz = io.BytesIO(gzip.compress(spans_to_proto_file_bytes(sdk_spans)))
     assert _span_ids(read_file("-", stdin=gz)) == _expected_ids(sdk_spans)
 
 
-def test_unreadable_paths_are_input_errors(tmp_path):
+def test_unreadable_paths_are_input_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"missing\.jsonl: cannot open"):
         list(read_file(str(tmp_path / "missing.jsonl")))
     with pytest.raises(InputError, match="cannot open"):
         list(read_file(str(tmp_path)))
 
 
-def test_expand_paths_directories_globs_and_stdin(tmp_path, monkeypatch):
+def test_expand_paths_directories_globs_and_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ["b/2.jsonl", "b/1.jsonl", "a.json", ".hidden.jsonl", ".git/x.jsonl", "b/c/3.gz"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
@@ -254,7 +282,7 @@ def test_expand_paths_directories_globs_and_stdin(tmp_path, monkeypatch):
         expand_paths(["empty"])
 
 
-def test_zstd_is_refused_with_a_clear_error(tmp_path):
+def test_zstd_is_refused_with_a_clear_error(tmp_path: Path) -> None:
     path = _write(tmp_path / "traces.jsonl.zst", b"\x28\xb5\x2f\xfd" + b"\x00" * 16)
     with pytest.raises(InputError, match="zstd-compressed input is not supported"):
         list(read_file(path))

@@ -17,7 +17,7 @@ from tracescore.formats.base import Batch
 from tracescore.formats.files import is_json_lines, read_file
 from tracescore.formats.jaeger import decode_jaeger_v1, looks_like_jaeger_v1
 from tracescore.formats.otlp_json import decode_json_document, looks_like_document
-from tracescore.spans import Origin, SpanEvent, SpanRecord
+from tracescore.spans import AttrValue, Origin, SpanEvent, SpanRecord
 from tracescore.trajectory import build_invocations
 
 ORIGIN = Origin("trace.json", 3)
@@ -135,12 +135,12 @@ def by_id(batch: Batch) -> dict[str, SpanRecord]:
 # --- mapping --------------------------------------------------------------------------
 
 
-def test_agent_trace_is_decoded_field_by_field():
+def test_agent_trace_is_decoded_field_by_field() -> None:
     batch = decode(document(agent_trace()))
     assert batch.errors == []
     assert batch.logs == []
     spans = by_id(batch)
-    agent_resource = {
+    agent_resource: dict[str, AttrValue] = {
         "telemetry.sdk.language": "python",
         "host.cpu.count": 8,
         "service.name": "weather-agent",
@@ -199,7 +199,7 @@ def test_agent_trace_is_decoded_field_by_field():
     assert list(spans) == [ROOT, CHAT1, HTTP, TOOL_ID, CHAT2]  # document order
 
 
-def test_agent_trace_rebuilds_the_trajectory():
+def test_agent_trace_rebuilds_the_trajectory() -> None:
     [invocation] = build_invocations(decode(document(agent_trace())).spans)
     assert invocation.status == "ok", invocation.reason
     assert invocation.trace_id == TRACE_ID
@@ -213,7 +213,7 @@ def test_agent_trace_rebuilds_the_trajectory():
     assert invocation.inference_calls == 2
 
 
-def test_short_and_upper_case_ids_are_padded_and_lowered():
+def test_short_and_upper_case_ids_are_padded_and_lowered() -> None:
     doc = {"data": [{"spans": [
         {"traceID": "A3CE929D0E0E4736", "spanID": "1F", "startTime": 5,
          "references": [{"refType": "CHILD_OF", "traceID": "a3ce929d0e0e4736", "spanID": "abc"}]},
@@ -237,7 +237,9 @@ def test_short_and_upper_case_ids_are_padded_and_lowered():
         (None, {}, None),
     ],
 )
-def test_parent_is_chosen_from_the_references(refs, extra, parent):
+def test_parent_is_chosen_from_the_references(
+    refs: Any, extra: dict[str, Any], parent: str | None
+) -> None:
     doc = document({"spans": [span("aa", "s", 0, 1, refs, [], process="", **extra)]})
     [record] = decode(doc).spans
     assert record.parent_span_id == (parent and parent.rjust(16, "0"))
@@ -262,7 +264,9 @@ def test_parent_is_chosen_from_the_references(refs, extra, parent):
         ([tag("span.kind", "teleport")], (0, None), {"span.kind": "teleport"}),
     ],
 )
-def test_status_and_unknown_kind(tags, status, attributes):
+def test_status_and_unknown_kind(
+    tags: list[dict[str, Any]], status: tuple[int, str | None], attributes: dict[str, Any]
+) -> None:
     [record] = decode(document({"spans": [span("aa", "s", 0, 1, [], tags, process="")]})).spans
     assert ((record.status_code, record.status_message), record.attributes) == (status, attributes)
     assert record.kind == 0
@@ -279,12 +283,12 @@ def test_status_and_unknown_kind(tags, status, attributes):
         ({"key": "k", "type": "binary", "value": "AQI"}, b"\x01\x02"),  # unpadded base64
     ],
 )
-def test_tag_values(tag_, value):
+def test_tag_values(tag_: dict[str, Any], value: Any) -> None:
     [record] = decode(document({"spans": [span("aa", "s", 0, 1, [], [tag_], process="")]})).spans
     assert record.attributes == {"k": value}
 
 
-def test_embedded_process_and_span_without_process():
+def test_embedded_process_and_span_without_process() -> None:
     spans = [
         span("aa", "s", 0, 1, [], [], process=""),
         span("bb", "s", 0, 1, [], [], process=""),
@@ -295,7 +299,7 @@ def test_embedded_process_and_span_without_process():
     assert second.resource == {}
 
 
-def test_recognised_by_the_dispatch_and_by_looks_like_document():
+def test_recognised_by_the_dispatch_and_by_looks_like_document() -> None:
     assert looks_like_jaeger_v1(document()) and looks_like_document(document())
     assert looks_like_document({"data": None, "errors": [{"code": 404, "msg": "not found"}]})
     assert not looks_like_document({"data": {"spans": []}})
@@ -340,7 +344,9 @@ def _replace_tool(**changes: Any) -> dict[str, Any]:
         ({"operationName": ["x"]}, "operationName must be a string", TOOL_ID),
     ],
 )
-def test_a_bad_span_is_a_located_error_and_its_neighbours_are_kept(changes, message, span_id):
+def test_a_bad_span_is_a_located_error_and_its_neighbours_are_kept(
+    changes: dict[str, Any], message: str, span_id: str
+) -> None:
     batch = decode(_replace_tool(**changes))
     assert [record.span_id for record in batch.spans] == [ROOT, CHAT1, HTTP, CHAT2]
     [error] = batch.errors
@@ -349,7 +355,7 @@ def test_a_bad_span_is_a_located_error_and_its_neighbours_are_kept(changes, mess
     assert (error.path, error.line, error.span_id) == ("trace.json", 3, span_id)
 
 
-def test_a_bad_process_fails_only_the_spans_that_use_it():
+def test_a_bad_process_fails_only_the_spans_that_use_it() -> None:
     trace = agent_trace()
     trace["processes"]["p2"]["tags"] = [tag("k", "x", "int64")]
     batch = decode(document(trace))
@@ -371,7 +377,7 @@ def test_a_bad_process_fails_only_the_spans_that_use_it():
         ({"data": None, "errors": [{"code": 404, "msg": "trace not found"}]}, "'trace not found'"),
     ],
 )
-def test_malformed_documents_are_located_errors(doc, message):
+def test_malformed_documents_are_located_errors(doc: Any, message: str) -> None:
     batch = decode(doc)
     assert batch.spans == []
     [error] = batch.errors
@@ -379,7 +385,7 @@ def test_malformed_documents_are_located_errors(doc, message):
     assert (error.path, error.line) == ("trace.json", 3)
 
 
-def test_direct_decoder_never_raises():
+def test_direct_decoder_never_raises() -> None:
     assert [e.detail for e in decode_jaeger_v1([1], origin=None).errors] == [
         "expected a JSON object, got array"
     ]
@@ -389,7 +395,7 @@ def test_direct_decoder_never_raises():
     assert decode_jaeger_v1({}, origin=None).errors == []
 
 
-def test_original_document_is_not_modified():
+def test_original_document_is_not_modified() -> None:
     doc = document(agent_trace())
     before = copy.deepcopy(doc)
     decode_jaeger_v1(doc, origin=None)
@@ -399,7 +405,7 @@ def test_original_document_is_not_modified():
 # --- files and the CLI ----------------------------------------------------------------
 
 
-def test_pretty_printed_download_is_read_whole(tmp_path: Path):
+def test_pretty_printed_download_is_read_whole(tmp_path: Path) -> None:
     path = tmp_path / "trace-4bf92f35.json"
     path.write_text(json.dumps(document(agent_trace()), indent=2, ensure_ascii=False))
     [batch] = read_file(str(path))
@@ -409,7 +415,7 @@ def test_pretty_printed_download_is_read_whole(tmp_path: Path):
     assert [s.origin for s in batch.spans] == [Origin(str(path))] * 5
 
 
-def test_json_lines_of_jaeger_documents(tmp_path: Path):
+def test_json_lines_of_jaeger_documents(tmp_path: Path) -> None:
     bad = _replace_tool(startTime="later")
     path = tmp_path / "traces.jsonl"
     path.write_bytes(orjson.dumps(document(agent_trace())) + b"\n\n" + orjson.dumps(bad) + b"\n")
@@ -421,7 +427,7 @@ def test_json_lines_of_jaeger_documents(tmp_path: Path):
     assert (error.path, error.line, error.span_id) == (str(path), 3, TOOL_ID)
 
 
-def test_cli_imports_a_jaeger_download(tmp_path: Path):
+def test_cli_imports_a_jaeger_download(tmp_path: Path) -> None:
     path = tmp_path / "jaeger.json"
     path.write_text(json.dumps(document(agent_trace()), indent=2))
     result = CliRunner().invoke(main, ["import", str(path), "--format", "jsonl"])
@@ -435,7 +441,7 @@ def test_cli_imports_a_jaeger_download(tmp_path: Path):
     assert record["final_response"] == ANSWER
 
 
-def test_cli_reports_a_bad_jaeger_span_with_its_location(tmp_path: Path):
+def test_cli_reports_a_bad_jaeger_span_with_its_location(tmp_path: Path) -> None:
     path = tmp_path / "jaeger.json"
     path.write_bytes(orjson.dumps(_replace_tool(spanID=None)))
     result = CliRunner().invoke(main, ["import", str(path), "--format", "jsonl"])

@@ -8,6 +8,8 @@ import orjson
 import pytest
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk.trace import ReadableSpan
 from otlp_helpers import to_collector_json, to_tempo_json
 
 from tracescore.exceptions import TraceFormatError
@@ -45,7 +47,9 @@ def _span_doc(**span: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("snake", [False, True], ids=["camelCase", "snake_case"])
-def test_sdk_spans_round_trip_through_collector_json(sdk_spans, snake):
+def test_sdk_spans_round_trip_through_collector_json(
+    sdk_spans: list[ReadableSpan], snake: bool
+) -> None:
     batch = _decode(to_collector_json(encode_spans(sdk_spans), snake=snake))
     assert batch.errors == []
     assert _by_id(batch.spans) == _by_id([from_readable_span(s) for s in sdk_spans])
@@ -55,19 +59,23 @@ def test_sdk_spans_round_trip_through_collector_json(sdk_spans, snake):
 
 
 @pytest.mark.parametrize("snake", [False, True], ids=["camelCase", "snake_case"])
-def test_sdk_logs_round_trip_through_collector_json(sdk_logs, snake):
+def test_sdk_logs_round_trip_through_collector_json(
+    sdk_logs: list[ReadableLogRecord], snake: bool
+) -> None:
     batch = _decode(to_collector_json(encode_logs(sdk_logs), snake=snake))
     assert batch.errors == []
     assert [_strip(r) for r in batch.logs] == [from_sdk_log(r) for r in sdk_logs]
 
 
-def test_traces_and_logs_in_one_document(sdk_spans, sdk_logs):
+def test_traces_and_logs_in_one_document(
+    sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
+) -> None:
     doc = {**to_collector_json(encode_spans(sdk_spans)), **to_collector_json(encode_logs(sdk_logs))}
     batch = _decode(doc)
     assert (len(batch.spans), len(batch.logs), batch.errors) == (len(sdk_spans), 3, [])
 
 
-def test_tempo_download_with_base64_ids_and_enum_names(sdk_spans):
+def test_tempo_download_with_base64_ids_and_enum_names(sdk_spans: list[ReadableSpan]) -> None:
     doc = to_tempo_json(encode_spans(sdk_spans))
     block = doc["batches"][0]
     assert "instrumentationLibrarySpans" in block
@@ -80,7 +88,7 @@ def test_tempo_download_with_base64_ids_and_enum_names(sdk_spans):
 
 
 @pytest.mark.parametrize("wrapper", ["result", "trace"], ids=["jaeger-v3", "tempo-v2"])
-def test_api_wrappers(sdk_spans, wrapper):
+def test_api_wrappers(sdk_spans: list[ReadableSpan], wrapper: str) -> None:
     batch = _decode({wrapper: to_collector_json(encode_spans(sdk_spans))})
     assert (len(batch.spans), batch.errors) == (len(sdk_spans), [])
 
@@ -98,13 +106,15 @@ def test_api_wrappers(sdk_spans, wrapper):
         ("4", "2", (4, 2)),
     ],
 )
-def test_enum_names_and_numbers(kind, code, expected):
+def test_enum_names_and_numbers(
+    kind: str | int, code: str | int, expected: tuple[int, int]
+) -> None:
     batch = _decode(_span_doc(kind=kind, status={"code": code, "message": "m"}))
     [span] = batch.spans
     assert (span.kind, span.status_code) == expected
 
 
-def test_64_bit_integers_as_numbers_or_strings():
+def test_64_bit_integers_as_numbers_or_strings() -> None:
     attributes = [
         {"key": "n", "value": {"intValue": 9007199254740993}},
         {"key": "s", "value": {"intValue": "-9223372036854775808"}},
@@ -121,7 +131,7 @@ def test_64_bit_integers_as_numbers_or_strings():
     assert span.attributes == {"n": 9007199254740993, "s": -(2**63)}
 
 
-def test_special_doubles_nested_values_and_bytes():
+def test_special_doubles_nested_values_and_bytes() -> None:
     attributes = [
         {"key": "nan", "value": {"doubleValue": "NaN"}},
         {"key": "inf", "value": {"doubleValue": "Infinity"}},
@@ -152,19 +162,19 @@ def test_special_doubles_nested_values_and_bytes():
 
 
 @pytest.mark.parametrize("parent", [None, "", "0000000000000000", "AAAAAAAAAAA="])
-def test_root_spans(parent):
+def test_root_spans(parent: str | None) -> None:
     extra = {} if parent is None else {"parentSpanId": parent}
     [span] = _decode(_span_doc(**extra)).spans
     assert span.parent_span_id is None
 
 
-def test_hex_ids_with_spaces_are_rejected():
+def test_hex_ids_with_spaces_are_rejected() -> None:
     batch = _decode(_span_doc(spanId="09acc3d9 233945f0"))
     [error] = batch.errors
     assert "neither 16 hex digits" in error.detail
 
 
-def test_uppercase_and_base64_ids_become_lowercase_hex():
+def test_uppercase_and_base64_ids_become_lowercase_hex() -> None:
     doc = _span_doc(
         traceId="5B8EFFF798038103D269B633813FC60C",
         spanId="CazD2SM5RfA=",
@@ -176,7 +186,7 @@ def test_uppercase_and_base64_ids_become_lowercase_hex():
     assert span.parent_span_id == "0a0b0c0d0e0f1011"
 
 
-def test_unknown_fields_are_ignored():
+def test_unknown_fields_are_ignored() -> None:
     doc = _span_doc(links=[{"weird": 1}], flags=1, futureField={"a": [1]}, traceState="x=y")
     doc["resourceSpans"][0]["schemaUrl"] = "https://opentelemetry.io/schemas/1.30.0"
     doc["extra"] = True
@@ -187,7 +197,7 @@ def test_unknown_fields_are_ignored():
 # --- errors ---------------------------------------------------------------------------
 
 
-def test_one_bad_span_costs_only_itself(sdk_spans):
+def test_one_bad_span_costs_only_itself(sdk_spans: list[ReadableSpan]) -> None:
     doc = to_collector_json(encode_spans(sdk_spans))
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
     victim = spans[1]["spanId"]
@@ -223,7 +233,7 @@ def test_one_bad_span_costs_only_itself(sdk_spans):
         ({"attributes": [{"key": 5, "value": {}}]}, "attribute key must be a string"),
     ],
 )
-def test_bad_fields_are_located_errors(span, message):
+def test_bad_fields_are_located_errors(span: dict[str, Any], message: str) -> None:
     batch = _decode(_span_doc(**span))
     assert batch.spans == []
     [error] = batch.errors
@@ -246,7 +256,7 @@ def test_bad_fields_are_located_errors(span, message):
         ({"hello": 1}, "not an OTLP document"),
     ],
 )
-def test_malformed_documents_are_located_errors(doc, message):
+def test_malformed_documents_are_located_errors(doc: Any, message: str) -> None:
     batch = _decode(doc)
     assert (batch.spans, batch.logs) == ([], [])
     [error] = batch.errors
@@ -254,13 +264,14 @@ def test_malformed_documents_are_located_errors(doc, message):
     assert (error.path, error.line) == ("traces.jsonl", 7)
 
 
-def test_empty_documents_are_fine():
+def test_empty_documents_are_fine() -> None:
+    doc: dict[str, Any]
     for doc in ({}, {"resourceSpans": []}, {"resourceLogs": [{"scopeLogs": []}]}):
         batch = _decode(doc)
         assert (batch.spans, batch.logs, batch.errors) == ([], [], [])
 
 
-def test_deep_nesting_is_an_error_not_a_crash():
+def test_deep_nesting_is_an_error_not_a_crash() -> None:
     value: dict[str, Any] = {"stringValue": "leaf"}
     for _ in range(3000):
         value = {"arrayValue": {"values": [value]}}

@@ -16,6 +16,7 @@ import copy
 import dataclasses
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -239,7 +240,9 @@ def _comparable(value: Any) -> Any:
 
 @settings(max_examples=150, deadline=None)
 @given(otlp_documents())
-def test_valid_documents_decode_to_the_expected_records(generated):
+def test_valid_documents_decode_to_the_expected_records(
+    generated: tuple[Any, list[SpanRecord], list[LogRecord]],
+) -> None:
     doc, spans, logs = generated
     batch = decode_json_document(doc, origin=ORIGIN)
     assert batch.errors == []
@@ -248,7 +251,7 @@ def test_valid_documents_decode_to_the_expected_records(generated):
 
 
 # Values at the edges of what OTLP fields accept, to mix into mutations.
-TRICKY = st.sampled_from([
+TRICKY: st.SearchStrategy[Any] = st.sampled_from([
     6, -1, 2**64, 1.5, True, "", "0" * 16, "0" * 32, "AAAAAAAAAAA=", "zz", "NaN", "Infinity",
     "SPAN_KIND_NOPE", "STATUS_CODE_ERROR", "1e3", [], {}, None, [{}], {"values": None},
     "09acc3d9 233945f0", {"message": 5}, [{"key": 5, "value": {"stringValue": "x"}}],
@@ -321,9 +324,9 @@ def _check_value(value: Any) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(JSON, st.sampled_from(["top", "blocks", "scopes", "spans", "span", "attributes"]))
-def test_garbage_never_raises_and_every_problem_is_located(garbage, where):
+def test_garbage_never_raises_and_every_problem_is_located(garbage: Any, where: str) -> None:
     origin = Origin("garbage.jsonl", 3)
-    wrap = {
+    wrap: Callable[[Any], Any] = {
         "top": lambda g: g,
         "blocks": lambda g: {"resourceSpans": g, "resourceLogs": g},
         "scopes": lambda g: {"resourceSpans": [{"scopeSpans": g}]},
@@ -358,14 +361,16 @@ def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 @settings(max_examples=150, deadline=None)
 @given(otlp_documents(), st.data())
-def test_mutated_documents_never_raise_and_every_problem_is_located(generated, data):
+def test_mutated_documents_never_raise_and_every_problem_is_located(
+    generated: tuple[Any, list[SpanRecord], list[LogRecord]], data: st.DataObject
+) -> None:
     doc = copy.deepcopy(generated[0])
     for _ in range(data.draw(st.integers(1, 3))):
         paths = [p for p in _paths(doc) if p]
         if not paths:
             break
         fields = [p for p in paths if p[-1] in RECORD_FIELDS]
-        if fields and data.draw(st.booleans()):  # aim at the fields decoders check
+        if fields and bool(data.draw(st.booleans())):  # aim at the fields decoders check
             paths = fields
         path = data.draw(st.sampled_from(paths))
         parent = doc
@@ -394,7 +399,9 @@ LOG_FIELDS = st.sampled_from([
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(SPAN_FIELDS, TRICKY | JSON, min_size=1, max_size=3),
        st.dictionaries(LOG_FIELDS, TRICKY | JSON, min_size=1, max_size=3))  # fmt: skip
-def test_any_value_in_any_record_field_is_a_record_or_a_located_error(span_fields, log_fields):
+def test_any_value_in_any_record_field_is_a_record_or_a_located_error(
+    span_fields: dict[str, Any], log_fields: dict[str, Any]
+) -> None:
     doc = _span_doc(**span_fields)
     doc["resourceLogs"] = [{"scopeLogs": [{"logRecords": [log_fields]}]}]
     batch = decode_json_document(doc, origin=ORIGIN)
@@ -409,7 +416,7 @@ def test_any_value_in_any_record_field_is_a_record_or_a_located_error(span_field
 @example({"status": {"message": 5}})
 @example({"attributes": [{"key": 5, "value": {"stringValue": "x"}}]})
 @example({"events": [{"timeUnixNano": "1", "attributes": [{"key": 5, "value": {}}]}]})
-def test_fast_path_agrees_with_the_checked_path(span_fields):
+def test_fast_path_agrees_with_the_checked_path(span_fields: dict[str, Any]) -> None:
     """Wherever the fast path returns a record, the checked path returns the same one."""
     span = _span_doc(**span_fields)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     try:

@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 import pytest
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.logs.v1.logs_pb2 import SEVERITY_NUMBER_INFO, ResourceLogs, ScopeLogs
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord as PBLogRecord
-from opentelemetry.proto.logs.v1.logs_pb2 import ResourceLogs, ScopeLogs
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
+from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk.trace import ReadableSpan
 
 from tracescore.formats.otlp_proto import (
     decode_logs_request,
@@ -18,19 +21,19 @@ from tracescore.formats.otlp_proto import (
     detect_signal,
 )
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
-from tracescore.spans import Origin
+from tracescore.spans import Origin, SpanRecord
 
 ORIGIN = Origin("traces.binpb", 3)
 
 
-def _without_origin(records):
+def _without_origin(records: Iterable[SpanRecord]) -> list[SpanRecord]:
     return sorted(
         (dataclasses.replace(record, origin=None) for record in records),
         key=lambda record: record.span_id or "",
     )
 
 
-def test_trace_request_round_trip(sdk_spans):
+def test_trace_request_round_trip(sdk_spans: list[ReadableSpan]) -> None:
     batch = decode_trace_request(encode_spans(sdk_spans), origin=ORIGIN)
     assert batch.errors == []
     assert all(record.origin == ORIGIN for record in batch.spans)
@@ -38,7 +41,7 @@ def test_trace_request_round_trip(sdk_spans):
     assert _without_origin(batch.spans) == _without_origin(expected)
 
 
-def test_logs_request_round_trip(sdk_logs):
+def test_logs_request_round_trip(sdk_logs: list[ReadableLogRecord]) -> None:
     batch = decode_logs_request(encode_logs(sdk_logs), origin=ORIGIN)
     assert batch.errors == []
     assert [dataclasses.replace(r, origin=None) for r in batch.logs] == [
@@ -46,7 +49,9 @@ def test_logs_request_round_trip(sdk_logs):
     ]
 
 
-def test_serialized_messages_are_detected(sdk_spans, sdk_logs):
+def test_serialized_messages_are_detected(
+    sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
+) -> None:
     traces = encode_spans(sdk_spans).SerializeToString()
     logs = encode_logs(sdk_logs).SerializeToString()
     assert detect_signal(traces) == "traces"
@@ -60,7 +65,8 @@ def _logs_request(*records: PBLogRecord) -> bytes:
     request = ExportLogsServiceRequest(
         resource_logs=[ResourceLogs(scope_logs=[ScopeLogs(log_records=list(records))])]
     )
-    return request.SerializeToString()
+    data: bytes = request.SerializeToString()
+    return data
 
 
 def _trace_request(*spans: Span) -> ExportTraceServiceRequest:
@@ -74,25 +80,25 @@ def _trace_request(*spans: Span) -> ExportTraceServiceRequest:
     [
         PBLogRecord(time_unix_nano=5),  # field 1 is fixed64 in a log record, bytes in a span
         PBLogRecord(observed_time_unix_nano=5),
-        PBLogRecord(severity_number=9),
+        PBLogRecord(severity_number=SEVERITY_NUMBER_INFO),  # 9
         PBLogRecord(span_id=b"\x01" * 8),
         PBLogRecord(severity_text="INFO", event_name="e"),  # fits both: no span ids, so logs
     ],
 )
-def test_log_records_are_told_from_spans_by_their_fields(record):
+def test_log_records_are_told_from_spans_by_their_fields(record: PBLogRecord) -> None:
     data = _logs_request(record)
     assert detect_signal(data) == "logs"
     assert len(decode_proto_message(data, origin=ORIGIN).logs) == 1
 
 
-def test_a_span_without_ids_is_a_located_error_whatever_the_guess():
+def test_a_span_without_ids_is_a_located_error_whatever_the_guess() -> None:
     data = _trace_request(Span(name="x")).SerializeToString()
     batch = decode_proto_message(data, origin=ORIGIN, signal="traces")
     [error] = batch.errors
     assert "invalid span_id" in error.detail
 
 
-def test_empty_and_malformed_messages():
+def test_empty_and_malformed_messages() -> None:
     assert detect_signal(b"") is None
     assert decode_proto_message(b"", origin=ORIGIN).errors == []
     empty = ExportTraceServiceRequest(resource_spans=[ResourceSpans()]).SerializeToString()
@@ -106,7 +112,7 @@ def test_empty_and_malformed_messages():
     assert "bad protobuf traces request" in batch.errors[0].detail
 
 
-def test_bad_spans_and_log_ids_cost_only_themselves():
+def test_bad_spans_and_log_ids_cost_only_themselves() -> None:
     good = Span(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, parent_span_id=b"\x00" * 8, name="ok")
     request = _trace_request(
         good,

@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from types import SimpleNamespace
 
 from opentelemetry._logs import LogRecord as APILogRecord
-from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor, ReadWriteLogRecord
+from opentelemetry.sdk._logs import (
+    LoggerProvider,
+    LogRecordProcessor,
+    ReadableLogRecord,
+    ReadWriteLogRecord,
+)
 from opentelemetry.sdk.trace import ReadableSpan
 from otlp_helpers import RESOURCE, make_tracer_provider
 
@@ -15,7 +21,7 @@ def _by_name(spans: list[ReadableSpan], prefix: str) -> list[ReadableSpan]:
     return [span for span in spans if span.name.startswith(prefix)]
 
 
-def test_span_ids_are_lowercase_hex_and_root_has_no_parent(sdk_spans):
+def test_span_ids_are_lowercase_hex_and_root_has_no_parent(sdk_spans: list[ReadableSpan]) -> None:
     root = from_readable_span(_by_name(sdk_spans, "invoke_agent")[0])
     context = _by_name(sdk_spans, "invoke_agent")[0].context
     assert root.trace_id == f"{context.trace_id:032x}"
@@ -26,12 +32,14 @@ def test_span_ids_are_lowercase_hex_and_root_has_no_parent(sdk_spans):
     assert child.trace_id == root.trace_id
 
 
-def test_kinds_use_otlp_numbering(sdk_spans):
+def test_kinds_use_otlp_numbering(sdk_spans: list[ReadableSpan]) -> None:
     kinds = {from_readable_span(s).name.split()[0]: from_readable_span(s).kind for s in sdk_spans}
     assert kinds == {"invoke_agent": 2, "chat": 3, "execute_tool": 1}  # server, client, internal
 
 
-def test_attributes_tuples_become_lists_and_scalars_keep_types(sdk_spans):
+def test_attributes_tuples_become_lists_and_scalars_keep_types(
+    sdk_spans: list[ReadableSpan],
+) -> None:
     record = from_readable_span(_by_name(sdk_spans, "invoke_agent")[0])
     assert record.attributes["tags"] == ["prod", "eu"]
     assert record.attributes["retries"] == [1, 2, 3]
@@ -40,10 +48,11 @@ def test_attributes_tuples_become_lists_and_scalars_keep_types(sdk_spans):
     assert record.attributes["streaming"] is False
     assert record.attributes["turn"] == 0
     assert isinstance(record.attributes["sample.rate"], float)
-    assert all(type(v) is not tuple for v in record.attributes.values())
+    values: Iterable[object] = record.attributes.values()  # typed without tuple: check it
+    assert all(type(v) is not tuple for v in values)
 
 
-def test_events_status_scope_and_resource(sdk_spans):
+def test_events_status_scope_and_resource(sdk_spans: list[ReadableSpan]) -> None:
     failing = from_readable_span(_by_name(sdk_spans, "execute_tool get_weather_1")[0])
     assert failing.status_code == STATUS_ERROR
     assert failing.status_message == "upstream timeout"
@@ -63,7 +72,7 @@ def test_events_status_scope_and_resource(sdk_spans):
     assert chat.origin is None
 
 
-def test_resource_attributes_are_converted_once_per_resource(sdk_spans):
+def test_resource_attributes_are_converted_once_per_resource(sdk_spans: list[ReadableSpan]) -> None:
     records = [from_readable_span(s) for s in sdk_spans]
     assert all(r.resource is records[0].resource for r in records)
     provider, exporter = make_tracer_provider(RESOURCE.merge(RESOURCE.create({"x": "y"})))
@@ -74,7 +83,7 @@ def test_resource_attributes_are_converted_once_per_resource(sdk_spans):
     assert "x" not in records[0].resource
 
 
-def test_log_records_from_the_in_memory_exporter(sdk_logs):
+def test_log_records_from_the_in_memory_exporter(sdk_logs: list[ReadableLogRecord]) -> None:
     user, choice, outside = (from_sdk_log(r) for r in sdk_logs)
     assert user.event_name == "gen_ai.user.message"
     assert user.name == "gen_ai.user.message"
@@ -113,7 +122,7 @@ class _Capture(LogRecordProcessor):
         return True
 
 
-def test_read_write_records_bare_api_records_and_legacy_log_data():
+def test_read_write_records_bare_api_records_and_legacy_log_data() -> None:
     provider = LoggerProvider(resource=RESOURCE)
     capture = _Capture()
     provider.add_log_record_processor(capture)
@@ -137,7 +146,7 @@ def test_read_write_records_bare_api_records_and_legacy_log_data():
     assert from_sdk_log(legacy).scope == "scope.a"  # type: ignore[arg-type]
 
 
-def test_spans_without_events_hold_no_collectable_container(sdk_spans):
+def test_spans_without_events_hold_no_collectable_container(sdk_spans: list[ReadableSpan]) -> None:
     """A live trace waits seconds in the assembler: every container it holds is scanned
     by each garbage collection, on whichever thread allocates (the agent's included)."""
     import gc

@@ -25,7 +25,7 @@ import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from conv_helpers import sample_records
@@ -52,6 +52,9 @@ from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.model import Invocation, ToolCall
 from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
 from tracescore.trajectory import build_invocations
+
+if TYPE_CHECKING:
+    from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES_DIR = REPO / "examples" / "traces"
@@ -97,7 +100,7 @@ def derandomize() -> bool:
     return not os.environ.get("TRACESCORE_FUZZ_EXAMPLES", "").strip()
 
 
-def fuzz_settings(default: int) -> Any:
+def fuzz_settings(default: int) -> settings:
     """Hypothesis settings of a fuzz test: :func:`examples` of them, :func:`derandomize`,
     no deadline (the :func:`time_limit` guard catches hangs), no example database."""
     from hypothesis import HealthCheck, settings
@@ -315,7 +318,7 @@ def trace_request(spans: Sequence[SpanRecord]) -> ExportTraceServiceRequest:
         if span.parent_span_id:
             out.parent_span_id = bytes.fromhex(span.parent_span_id)
         out.name = span.name
-        out.kind = span.kind  # type: ignore[assignment]
+        out.kind = span.kind
         out.start_time_unix_nano = span.start_ns % 2**64
         out.end_time_unix_nano = span.end_ns % 2**64
         proto_attributes(span.attributes, out.attributes)
@@ -324,7 +327,7 @@ def trace_request(spans: Sequence[SpanRecord]) -> ExportTraceServiceRequest:
             pb_event.name = event.name
             pb_event.time_unix_nano = event.time_ns % 2**64
             proto_attributes(event.attributes, pb_event.attributes)
-        out.status.code = span.status_code  # type: ignore[assignment]
+        out.status.code = span.status_code
         out.status.message = span.status_message or ""
     return request
 
@@ -428,14 +431,14 @@ def check_value(value: object, what: str, *, bits64: bool = False) -> None:
     while stack:
         item = stack.pop()
         if item.__class__ is int:
-            _require(not bits64 or _in_64_bits(item), f"{what}: {item} is past 64 bits")  # type: ignore[arg-type]
+            _require(not bits64 or _in_64_bits(item), f"{what}: {item} is past 64 bits")
             continue
         if item is None or item.__class__ in (str, bool, float, bytes):
             continue
         if item.__class__ is list:
-            stack.extend(item)  # type: ignore[arg-type]
+            stack.extend(item)
         elif item.__class__ is dict:
-            for key, inner in item.items():  # type: ignore[attr-defined]
+            for key, inner in item.items():
                 _require(key.__class__ is str, f"{what}: non-string key {key!r:.40}")
                 stack.append(inner)
         else:
@@ -583,8 +586,8 @@ def check_invocation(inv: object) -> None:
         _require(call.error is None or isinstance(call.error, str), "tool call error")
         check_value(call.args, "tool call args")
         check_value(call.result, "tool call result")
-    for text in inv.intermediate_responses:
-        _require(isinstance(text.text, str) and isinstance(text.author, str), "agent text")
+    for response in inv.intermediate_responses:
+        _require(isinstance(response.text, str) and isinstance(response.author, str), "agent text")
     _require(all(isinstance(k, str) and isinstance(v, str) for k, v in inv.tags.items()), "tags")
     _require(
         all(isinstance(k, str) and isinstance(v, str) for k, v in inv.provenance.items()),

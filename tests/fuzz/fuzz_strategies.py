@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -68,7 +68,7 @@ JSON_FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 TEXT = st.one_of(TRICKY_TEXT, st.text(max_size=12))
 #: Text that protobuf accepts in a ``string`` field (valid UTF-8: no lone surrogates).
 PROTO_TEXT = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12
+    alphabet=st.characters(blacklist_categories=["Cs"]), max_size=12
 ) | st.sampled_from(["", "²", "9" * 50, "{", "__REDACTED__", "<elided>"])
 
 
@@ -136,7 +136,9 @@ def json_copy(node: Any, key: Callable[[str], str] = str) -> Any:
     stack = [(node, root)]
     while stack:
         source, target = stack.pop()
-        items = source.items() if isinstance(source, dict) else enumerate(source)
+        items: Iterable[tuple[Any, Any]] = (
+            source.items() if isinstance(source, dict) else enumerate(source)
+        )
         for name, value in items:
             if isinstance(value, (dict, list)):
                 new: Any = {} if isinstance(value, dict) else []
@@ -179,7 +181,8 @@ def mutated_tree(draw: st.DrawFn, doc: Any, *, under: Path = (), ops: int = 3) -
         if op == "replace" or (op in ("delete", "rename") and path == under):
             root = _replace(root, path, draw(JSON_VALUES))
         elif op == "delete":
-            del parent[path[-1]]  # type: ignore[index]
+            assert parent is not None  # path != under, so it has a parent
+            del parent[path[-1]]
         elif op == "rename" and isinstance(parent, dict):
             value = parent.pop(path[-1])
             parent[draw(TEXT | st.just(_snake(str(path[-1]))))] = value

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 import pytest
@@ -33,6 +34,10 @@ from tracescore.formats.otlp_json import decode_json_document
 from tracescore.spans import Origin, SpanEvent, SpanRecord
 from tracescore.trajectory import build_invocations
 
+if TYPE_CHECKING:
+    from tracescore.model import ToolCall
+    from tracescore.tool_calls import Execution
+
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 ORIGIN = Origin("f.jsonl", 1)
 
@@ -57,7 +62,7 @@ def _view(**attrs: Any) -> SpanView:
 # --------------------------------------------------------------------------- trajectory.py
 
 
-def test_repeated_span_id_does_not_hang():
+def test_repeated_span_id_does_not_hang() -> None:
     """A span whose id repeats its parent's made the tree walk loop for ever
     (``trace_tree.split_runs``); the repeat is now ignored, with a warning."""
     agent = _span("a" * 16, None, **{"gen_ai.operation.name": "invoke_agent"})
@@ -68,7 +73,7 @@ def test_repeated_span_id_does_not_hang():
     assert "1 span(s) repeating an earlier span's id were ignored" in invocations[0].warnings
 
 
-def test_repeated_span_id_through_a_file():
+def test_repeated_span_id_through_a_file() -> None:
     """The same hang through ``tracescore import``: one JSON line, two spans, one id."""
     span = {
         "traceId": TRACE,
@@ -85,7 +90,7 @@ def test_repeated_span_id_through_a_file():
     assert len(invocations) == 1
 
 
-def test_exact_duplicate_spans_count_once():
+def test_exact_duplicate_spans_count_once() -> None:
     """A retried export written twice: the tool call is not doubled."""
     agent = _span("a" * 16, None, **{"gen_ai.operation.name": "invoke_agent"})
     tool = _span("b" * 16, "a" * 16, **{"gen_ai.tool.name": "t"})
@@ -98,24 +103,24 @@ def test_exact_duplicate_spans_count_once():
 
 
 @pytest.mark.parametrize("text", ["²", "12²", "٣", "9" * 5000, "", "-1", "1.0"])
-def test_digits_rejects_what_int_cannot_read(text: str):
+def test_digits_rejects_what_int_cannot_read(text: str) -> None:
     """``str.isdigit`` accepts "²" (``int`` does not) and ``int`` refuses 4300+ digits."""
     assert digits(text) is None
 
 
-def test_digits():
+def test_digits() -> None:
     assert digits("0") == 0
     assert digits("18446744073709551615") == 2**64 - 1
 
 
 @pytest.mark.parametrize("count", ["²", "9" * 5000])
-def test_token_count_with_odd_digits(count: str):
+def test_token_count_with_odd_digits(count: str) -> None:
     """``genai.int_attr`` raised ValueError for ``gen_ai.usage.input_tokens: "²"``."""
     view = _view(**{"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": count})
     assert GenAIAttributes().usage(view) is None
 
 
-def test_token_count_on_event_with_odd_digits():
+def test_token_count_on_event_with_odd_digits() -> None:
     """``genai_events._int`` raised ValueError for the same value on a details event."""
     span = _span()
     span.events = [
@@ -129,7 +134,7 @@ def test_token_count_on_event_with_odd_digits():
     assert usage is not None and (usage.input_tokens, usage.output_tokens) == (None, 7)
 
 
-def test_openinference_index_with_odd_digits():
+def test_openinference_index_with_odd_digits() -> None:
     """``openinference._index`` raised ValueError for ``llm.input_messages.².message.role``."""
     view = _view(
         **{
@@ -143,7 +148,7 @@ def test_openinference_index_with_odd_digits():
     assert found is not None and [m.text() for m in found.value] == ["kept"]
 
 
-def test_traceloop_index_with_odd_digits():
+def test_traceloop_index_with_odd_digits() -> None:
     """``traceloop._indexed`` / ``_chat_dict`` raised ValueError for a "²" index."""
     view = _view(
         **{
@@ -166,7 +171,7 @@ def test_traceloop_index_with_odd_digits():
 # --------------------------------------------------------------------------- bytes values
 
 
-def test_bytes_content_that_is_not_utf8():
+def test_bytes_content_that_is_not_utf8() -> None:
     """``base.parse_content`` raised UnicodeDecodeError on a non-UTF-8 ``bytesValue``."""
     found = parse_content(_view(), b"\xff\xfe", "gen_ai.tool.call.result")
     assert found is not None and found.value == "\ufffd\ufffd"
@@ -175,7 +180,7 @@ def test_bytes_content_that_is_not_utf8():
 
 
 @pytest.mark.parametrize("value", [b"", b"[", b'[{"role": "user", "content": "hi"}]'])
-def test_message_list_as_bytes(value: bytes):
+def test_message_list_as_bytes(value: bytes) -> None:
     """``genai.messages_attr`` handed bytes to ``orjson.loads`` outside its try: an empty
     ``bytesValue`` in ``gen_ai.input.messages`` raised JSONDecodeError."""
     view = _view(**{"gen_ai.operation.name": "chat", "gen_ai.input.messages": value})
@@ -204,7 +209,7 @@ def _deep(depth: int) -> Any:
 
 
 @pytest.mark.parametrize("result", [[10**30], _deep(300)])
-def test_final_result_json_cannot_write(result: Any):
+def test_final_result_json_cannot_write(result: Any) -> None:
     """``pydantic_ai.final_output`` let orjson's TypeError out (an int past 64 bits,
     nesting past 255 levels); the value is now ignored with a warning."""
     view = _view(agent_name="a", final_result=result)
@@ -217,7 +222,7 @@ def test_final_result_json_cannot_write(result: Any):
 
 
 @pytest.mark.parametrize("depth", [16_000, 21_000])
-def test_salvage_is_linear(depth: int):
+def test_salvage_is_linear(depth: int) -> None:
     """``salvage._candidates`` copied the open-container stack at every comma: 48 KB of
     ``[[[…1,1,1…`` (under the 64 KiB backends keep) took 10 s, per reader that asked."""
     text = "[" * depth + "1," * depth
@@ -229,7 +234,7 @@ def test_salvage_is_linear(depth: int):
         check_trajectory([view.span])
 
 
-def test_salvage_still_closes_the_last_complete_prefix():
+def test_salvage_still_closes_the_last_complete_prefix() -> None:
     found = parse_content(_view(), '{"a": [1, {"b": [2, 3], "c": "x', "k")
     assert found is not None and found.truncated
     assert found.value == {"a": [1, {"b": [2, 3], "c": "x"}]}
@@ -264,7 +269,7 @@ def _line(span: dict[str, Any]) -> bytes:
         ),
     ],
 )
-def test_numbers_past_64_bits_are_located_errors(span: dict[str, Any], detail: str):
+def test_numbers_past_64_bits_are_located_errors(span: dict[str, Any], detail: str) -> None:
     """The JSON reader kept times and ``intValue``s of any size; ``tracescore import
     --format jsonl`` then died in ``orjson.dumps`` ("Integer exceeds 64-bit range").
     Such a span is now one located error; its neighbour is kept."""
@@ -276,7 +281,7 @@ def test_numbers_past_64_bits_are_located_errors(span: dict[str, Any], detail: s
     run_import(read_bytes(_line(span)))
 
 
-def test_int64_extremes_still_read():
+def test_int64_extremes_still_read() -> None:
     line = _line(
         {
             "startTimeUnixNano": str(2**64 - 1),
@@ -300,7 +305,7 @@ def test_int64_extremes_still_read():
         {"tags": [{"key": "n", "type": "int64", "value": "9" * 25}]},
     ],
 )
-def test_jaeger_numbers_past_64_bits_are_located_errors(span: dict[str, Any]):
+def test_jaeger_numbers_past_64_bits_are_located_errors(span: dict[str, Any]) -> None:
     """Jaeger v1: the same, for microsecond times and ``int64`` tags."""
     base = {"traceID": TRACE, "spanID": "b" * 16, "startTime": 1}
     doc = {"data": [{"spans": [{**base, **span}, {**base, "spanID": "c" * 16}]}]}
@@ -313,7 +318,7 @@ def test_jaeger_numbers_past_64_bits_are_located_errors(span: dict[str, Any]):
 # --------------------------------------------------------------------------- known, not fixed here
 
 
-def test_deeply_nested_tool_arguments_export():
+def test_deeply_nested_tool_arguments_export() -> None:
     """Tool arguments given as JSON text nested 300 deep are read, and written whole:
     orjson stops at 255 levels, so the levels past 200 are written as their JSON text."""
     agent, tool = _agent_and_tool(**{"gen_ai.tool.call.arguments": "[" * 300 + "]" * 300})
@@ -331,7 +336,9 @@ def test_deeply_nested_tool_arguments_export():
     assert args == "[" * 103 + "]" * 103
 
 
-def _reference_with_unmatched(calls, unmatched):
+def _reference_with_unmatched(
+    calls: Iterable[ToolCall], unmatched: Iterable[Execution]
+) -> list[ToolCall]:
     """The former quadratic placement, kept as the specification."""
     from tracescore.tool_calls import call_from_execution
 
@@ -346,7 +353,7 @@ def _reference_with_unmatched(calls, unmatched):
     return calls
 
 
-def _execution(i: int, start: int):
+def _execution(i: int, start: int) -> Execution:
     from tracescore.tool_calls import Execution
 
     span = SpanRecord(
@@ -367,7 +374,9 @@ def _execution(i: int, start: int):
     st.lists(st.one_of(st.none(), st.integers(-5, 20)), max_size=8),
     st.lists(st.integers(-5, 20), max_size=8),
 )
-def test_unmatched_tool_spans_are_placed_as_before(call_starts, exec_starts):
+def test_unmatched_tool_spans_are_placed_as_before(
+    call_starts: Sequence[int | None], exec_starts: Sequence[int]
+) -> None:
     """Found by fuzzing: placing unmatched tool spans was quadratic. The n log n version
     places them exactly where the former one did, for executions in start order."""
     from tracescore.model import ToolCall
@@ -382,7 +391,7 @@ def test_unmatched_tool_spans_are_placed_as_before(call_starts, exec_starts):
     assert [c.name for c in placed] == [c.name for c in expected]
 
 
-def test_thousands_of_unmatched_tool_spans_are_cheap():
+def test_thousands_of_unmatched_tool_spans_are_cheap() -> None:
     from tracescore.model import ToolCall
     from tracescore.tool_calls import _with_unmatched
 
@@ -391,10 +400,11 @@ def test_thousands_of_unmatched_tool_spans_are_cheap():
     with time_limit(5.0):  # the quadratic version needed minutes
         placed = _with_unmatched(calls, execs, [])
     assert len(placed) == 40_000
-    assert [c.start_ns for c in placed] == sorted(c.start_ns for c in placed)
+    starts = [c.start_ns for c in placed]
+    assert starts == sorted(cast("list[int]", starts))  # every call here has a start
 
 
-def test_log_bodies_nested_beyond_reason_are_cut_not_a_recursion_error():
+def test_log_bodies_nested_beyond_reason_are_cut_not_a_recursion_error() -> None:
     """Found by fuzzing: the SDK record converter recursed without bound."""
     from opentelemetry._logs import LogRecord as APILogRecord
 

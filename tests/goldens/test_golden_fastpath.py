@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import product
 from typing import Any
 
@@ -39,7 +39,7 @@ def _fast(doc: dict[str, Any]) -> GoldenSet:
     )
 
 
-def _outcome(load: Callable[[], GoldenSet]) -> tuple[str, object]:
+def _outcome(load: Callable[..., GoldenSet]) -> tuple[str, object]:
     try:
         return "ok", load()
     except ConfigError as exc:
@@ -67,7 +67,8 @@ def _our_writer_doc() -> dict[str, Any]:
         for i in range(3)
     ]
     doc, _, _ = conversations_to_evalset(group_conversations(turns), eval_set_id="ours")
-    return orjson.loads(orjson.dumps(doc))
+    plain: dict[str, Any] = orjson.loads(orjson.dumps(doc))
+    return plain
 
 
 VALID_DOCS: list[tuple[str, Callable[[], dict[str, Any]]]] = [
@@ -364,7 +365,7 @@ def test_both_paths_give_the_same_outcome(doc: dict[str, Any]) -> None:
     _same_outcome(doc)
 
 
-_CHANGED_VALUES = (None, True, 2, 1.5, "x", [], {}, [{}])
+_CHANGED_VALUES: tuple[Any, ...] = (None, True, 2, 1.5, "x", [], {}, [{}])
 
 
 def _containers(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -381,7 +382,7 @@ def _single_changes(raw: bytes) -> Iterator[dict[str, Any]]:
     (by each of a few values of each JSON type), each key removed or also spelled another
     way, an unknown key added; in each list, an item appended or replaced."""
 
-    def edit(path: tuple[Any, ...], change: Callable[[Any], None]) -> dict[str, Any]:
+    def edit(path: tuple[Any, ...], change: Callable[..., None]) -> dict[str, Any]:
         doc: dict[str, Any] = orjson.loads(raw)
         node: Any = doc
         for key in path:
@@ -393,7 +394,7 @@ def _single_changes(raw: bytes) -> Iterator[dict[str, Any]]:
         node: Any = orjson.loads(raw)
         for key in path:
             node = node[key]
-        keys = list(node) if isinstance(node, dict) else range(min(len(node), 2))
+        keys: Sequence[Any] = list(node) if isinstance(node, dict) else range(min(len(node), 2))
         for key in keys:
             for value in _CHANGED_VALUES:
                 yield edit(path, lambda n, k=key, v=value: n.__setitem__(k, v))

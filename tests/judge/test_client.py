@@ -32,7 +32,7 @@ from fake_judges import (
     openai_error,
     openai_json,
 )
-from judge_helpers import make_judge, prompt_text
+from judge_helpers import breaker_state, make_judge, prompt_text
 from tracescore.criteria.judged import json_schema
 from tracescore.exceptions import (
     BudgetExhausted,
@@ -491,7 +491,7 @@ def test_circuit_breaker_opens_refuses_then_probes_and_closes() -> None:
                 clock.advance(2)  # past reset_after_s: one probe goes through
                 assert (await ask(client)).verdict == "valid"
                 assert fake.calls == 3
-                assert breaker.state == "closed"
+                assert breaker_state(breaker) == "closed"
                 assert (await ask(client, sample=1)).verdict == "valid"
                 assert fake.calls == 4
             finally:

@@ -88,6 +88,7 @@ def test_hanging_judge_flush_honours_timeout_and_shutdown_counts_the_rest() -> N
         ok = proc.force_flush(200)
         assert ok is False  # the judge hangs: the flush says so within its timeout
         provider.shutdown()  # bounded: gives up on the judge after 0.5 s
+        assert proc.engine._thread is not None
         assert not proc.engine._thread.is_alive()
         outcomes = total(proc.registry, "tracescore_invocations_total", "outcome")
         assert outcomes == {"dropped": 2}
@@ -138,7 +139,7 @@ def test_backlog_full_sheds_judged_criteria_but_keeps_the_others() -> None:
 
 
 def test_evaluation_events_are_tied_to_the_root_span() -> None:
-    exporter = InMemoryLogRecordExporter()
+    exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]  # SDK: unannotated __init__
     logger_provider = LoggerProvider()
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
     events = EvaluationEventSink(logger_provider)

@@ -34,7 +34,8 @@ def body(spans: int = 2) -> bytes:
     for i in range(spans):
         with tracer.start_as_current_span(f"s{i}"):
             pass
-    return encode_spans(exporter.get_finished_spans()).SerializePartialToString()
+    data: bytes = encode_spans(exporter.get_finished_spans()).SerializePartialToString()
+    return data
 
 
 @contextmanager

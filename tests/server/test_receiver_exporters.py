@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-import grpc
+import grpc  # type: ignore[import-untyped]  # no stubs (as in src/tracescore/server/grpc.py)
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
@@ -73,7 +73,7 @@ def test_http_span_exporter_delivers_exactly_the_sdk_spans(
     try:
         assert exporter.export(spans) is SpanExportResult.SUCCESS
     finally:
-        exporter.shutdown()
+        exporter.shutdown()  # type: ignore[no-untyped-call]  # OTLP/HTTP exporter: unannotated
     assert by_id(intake.spans) == expected_spans(spans, HTTP)
     assert {span.resource["service.name"] for span in intake.spans} == {"weather-agent"}
     assert intake.logs == []
@@ -135,7 +135,7 @@ def test_http_log_exporter_delivers_exactly_the_sdk_logs(
     try:
         assert exporter.export(logs) is LogRecordExportResult.SUCCESS
     finally:
-        exporter.shutdown()
+        exporter.shutdown()  # type: ignore[no-untyped-call]  # OTLP/HTTP exporter: unannotated
     assert intake.logs == expected_logs(logs, HTTP)
     assert [log.name for log in intake.logs] == ["gen_ai.user.message", "gen_ai.choice", None]
     assert intake.spans == []

@@ -7,7 +7,7 @@ import gzip
 import threading
 from collections.abc import Callable, Iterator
 
-import grpc
+import grpc  # type: ignore[import-untyped]  # no stubs (as in src/tracescore/server/grpc.py)
 import pytest
 from google.rpc.error_details_pb2 import RetryInfo
 from google.rpc.status_pb2 import Status
@@ -48,7 +48,8 @@ def channel(server: ServerThread) -> Iterator[grpc.Channel]:
 
 def raw_export(chan: grpc.Channel) -> Callable[..., bytes]:
     """The trace Export method taking and returning raw bytes."""
-    return chan.unary_unary(EXPORT)
+    export: Callable[..., bytes] = chan.unary_unary(EXPORT)
+    return export
 
 
 def counted(server: ServerThread, code: str, signal: str = "traces") -> float:
@@ -66,7 +67,7 @@ def test_queue_full_is_resource_exhausted_with_retry_info(
 ) -> None:
     intake.refuse = True
     with pytest.raises(grpc.RpcError) as caught:
-        TraceServiceStub(channel).Export(encode_spans(spans), timeout=10)
+        TraceServiceStub(channel).Export(encode_spans(spans), timeout=10)  # type: ignore[no-untyped-call]  # generated stub
     error = caught.value
     assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert error.details() == "receiver queue is full; retry later"
@@ -88,7 +89,7 @@ def test_logs_queue_full_is_resource_exhausted(
     record = request.resource_logs.add().scope_logs.add().log_records.add()
     record.event_name = "gen_ai.choice"
     with pytest.raises(grpc.RpcError) as caught:
-        LogsServiceStub(channel).Export(request, timeout=10)
+        LogsServiceStub(channel).Export(request, timeout=10)  # type: ignore[no-untyped-call]  # generated stub
     assert caught.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert counted(server, "RESOURCE_EXHAUSTED", "logs") == 1
 
@@ -110,7 +111,7 @@ def test_partial_success_in_the_response(
     request = encode_spans(spans)
     bad = request.resource_spans[0].scope_spans[-1].spans[-1]
     bad.kind = 9
-    response = TraceServiceStub(channel).Export(request, timeout=10)
+    response = TraceServiceStub(channel).Export(request, timeout=10)  # type: ignore[no-untyped-call]  # generated stub
     assert response.partial_success.rejected_spans == 1
     assert bad.span_id.hex() in response.partial_success.error_message
     assert "invalid kind 9" in response.partial_success.error_message
@@ -120,7 +121,7 @@ def test_partial_success_in_the_response(
 def test_large_request_is_decoded_in_the_worker(
     server: ServerThread, intake: ListIntake, channel: grpc.Channel
 ) -> None:
-    TraceServiceStub(channel).Export(big_request(), timeout=30)
+    TraceServiceStub(channel).Export(big_request(), timeout=30)  # type: ignore[no-untyped-call]  # generated stub
     assert len(intake.spans) == 300
     assert intake.spans[-1].attributes["payload"] == "p" * 4096
 
@@ -162,7 +163,7 @@ def test_message_over_the_limit_is_refused_by_grpc(
     if compression is not None:  # compresses to well under the limit: only inflated is it big
         assert len(gzip.compress(request.SerializeToString())) < SMALL_LIMIT
     with grpc.insecure_channel(server.grpc_target) as chan, pytest.raises(grpc.RpcError) as caught:
-        TraceServiceStub(chan).Export(request, timeout=10, compression=compression)
+        TraceServiceStub(chan).Export(request, timeout=10, compression=compression)  # type: ignore[no-untyped-call]  # generated stub
     assert caught.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
     assert intake.offers == 0
 

@@ -8,7 +8,7 @@ import json
 import time
 import tracemalloc
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import httpx
 import pytest
@@ -27,7 +27,7 @@ from server_helpers import ListIntake, ServerThread, big_request, sample
 from starlette.testclient import TestClient
 
 from tracescore.formats.sdk import from_readable_span
-from tracescore.spans import Origin
+from tracescore.spans import Origin, SpanRecord
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 JSON = {"Content-Type": "application/json"}
@@ -64,8 +64,8 @@ def traces_json(spans: list[ReadableSpan]) -> dict[str, object]:
     return to_collector_json(encode_spans(spans))
 
 
-def sorted_ids(records: list[object]) -> list[str]:
-    return sorted(record.span_id for record in records)  # type: ignore[attr-defined]
+def sorted_ids(records: Iterable[SpanRecord]) -> list[str]:
+    return sorted(record.span_id for record in records)
 
 
 # --- encodings -----------------------------------------------------------------------------

@@ -52,7 +52,8 @@ class Serving:
         return self.process.returncode, time.monotonic() - started, err
 
     def state(self) -> dict[str, object]:
-        return json.loads(self.marker.read_text(encoding="utf-8"))
+        state: dict[str, object] = json.loads(self.marker.read_text(encoding="utf-8"))
+        return state
 
 
 @pytest.fixture
@@ -83,7 +84,7 @@ def test_signal_drains_and_exits_0(
         assert http.export(spans) is SpanExportResult.SUCCESS
         assert grpc.export(spans) is SpanExportResult.SUCCESS
     finally:
-        http.shutdown()
+        http.shutdown()  # type: ignore[no-untyped-call]  # OTLP/HTTP exporter: unannotated
         grpc.shutdown()
 
     code, elapsed, err = child.stop(sig)

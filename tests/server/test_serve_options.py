@@ -63,7 +63,7 @@ def test_port_zero_for_both_is_allowed() -> None:
 
 def test_options_are_keyword_only_and_frozen() -> None:
     with pytest.raises(TypeError):
-        ServeOptions("0.0.0.0")  # type: ignore[misc]
+        ServeOptions("0.0.0.0")  # type: ignore[call-arg]
     options = ServeOptions()
     with pytest.raises(AttributeError):
         options.host = "0.0.0.0"  # type: ignore[misc]
@@ -101,7 +101,7 @@ def test_port_in_use_is_a_config_error(which: str) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         options = {"http_port": 0, "grpc_port": 0, which: port}
-        server = ServerThread(ListIntake(), options=ServeOptions(**options))  # type: ignore[arg-type]
+        server = ServerThread(ListIntake(), options=ServeOptions(**options))
         with pytest.raises(ConfigError, match="cannot listen"):
             server.start()
         server.stop()

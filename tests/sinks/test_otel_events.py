@@ -9,7 +9,7 @@ from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import grpc
+import grpc  # type: ignore[import-untyped]  # no stubs (as in src/tracescore/server/grpc.py)
 import pytest
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
@@ -205,7 +205,7 @@ EXPECTED = [
 
 @pytest.fixture
 def memory() -> Iterator[tuple[LoggerProvider, InMemoryLogRecordExporter]]:
-    exporter = InMemoryLogRecordExporter()
+    exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]  # SDK: unannotated __init__
     provider = LoggerProvider(shutdown_on_exit=False)
     provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
     yield provider, exporter
@@ -432,7 +432,7 @@ class _CountingProvider(LoggerProvider):
 @pytest.mark.parametrize("owns", [True, False])
 def test_shutdown_is_idempotent_and_touches_only_an_owned_provider(owns: bool) -> None:
     provider = _CountingProvider()
-    exporter = InMemoryLogRecordExporter()
+    exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]  # SDK: unannotated __init__
     provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
     sink = EvaluationEventSink(provider, owns_provider=owns)
 

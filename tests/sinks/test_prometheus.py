@@ -235,7 +235,7 @@ def test_exemplar_carries_the_trace_id_in_openmetrics_only(
     metrics.record(result(crit("response_match_score", "passed", 0.75)))
     metrics.record(result(crit("response_match_score", "passed", 0.2), trace_id=""))
 
-    openmetrics = openmetrics_exposition(registry).decode()
+    openmetrics = openmetrics_exposition(registry).decode()  # type: ignore[no-untyped-call]  # prometheus_client: unannotated
     [line] = [ln for ln in openmetrics.splitlines() if "# {" in ln]
     assert line.startswith(
         'tracescore_score_bucket{agent="weather_agent",criterion="response_match_score",le="0.8"}'
@@ -519,10 +519,10 @@ def test_recording_while_scraping_from_another_thread(
     thread = threading.Thread(target=worker)
     thread.start()
     assert halfway.wait(timeout=10)
-    middle = openmetrics_exposition(registry).decode()
+    middle = openmetrics_exposition(registry).decode()  # type: ignore[no-untyped-call]  # prometheus_client: unannotated
     scraped.set()
     while thread.is_alive():  # scrape concurrently for as long as the worker records
-        openmetrics_exposition(registry)
+        openmetrics_exposition(registry)  # type: ignore[no-untyped-call]  # prometheus_client: unannotated
     thread.join()
 
     assert 'tracescore_score_mean{agent="agent0",criterion="c"} 1.0' in middle
