@@ -140,6 +140,17 @@ def hex_ids(value: Any) -> Any:
     return value
 
 
+def span_doc(**span: Any) -> dict[str, Any]:
+    """An OTLP JSON document of one span: a minimal valid one, with ``span``'s fields set."""
+    base = {
+        "traceId": "5b8efff798038103d269b633813fc60c",
+        "spanId": "09acc3d9233945f0",
+        "startTimeUnixNano": "1700000000000000000",
+        "endTimeUnixNano": "1700000000000000001",
+    }  # what the fast path takes: the Collector always writes both times
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [{**base, **span}]}]}]}
+
+
 def to_collector_json(message: Message, *, snake: bool = False) -> dict[str, Any]:
     """An OTLP export request as the Collector's JSON marshaler writes it (as a dict)."""
     doc = MessageToDict(message, use_integers_for_enums=True, preserving_proto_field_name=snake)

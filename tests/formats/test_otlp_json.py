@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -10,11 +11,12 @@ from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk.trace import ReadableSpan
-from otlp_helpers import to_collector_json, to_tempo_json
+from otlp_helpers import span_doc, to_collector_json, to_tempo_json
 
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document
+from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.spans import Origin, SpanRecord
 
@@ -29,18 +31,19 @@ def _by_id(records: list[SpanRecord]) -> dict[str, SpanRecord]:
     return {record.span_id: _strip(record) for record in records}
 
 
-def _decode(doc: Any) -> Batch:
-    return decode_json_document(orjson.loads(orjson.dumps(doc)), origin=ORIGIN)
+Decode = Callable[[Any], Batch]
+_DECODERS: dict[str, Decode] = {
+    # The reference: the parsed document; and the typed pass over the bytes, which must
+    # give the same records and errors.
+    "document": lambda doc: decode_json_document(orjson.loads(orjson.dumps(doc)), origin=ORIGIN),
+    "bytes": lambda doc: decode_json_bytes(orjson.dumps(doc), origin=ORIGIN),
+}
 
 
-def _span_doc(**span: Any) -> dict[str, Any]:
-    base = {
-        "traceId": "5b8efff798038103d269b633813fc60c",
-        "spanId": "09acc3d9233945f0",
-        "startTimeUnixNano": "1700000000000000000",
-        "endTimeUnixNano": "1700000000000000001",
-    }  # what the fast path takes: the Collector always writes both times
-    return {"resourceSpans": [{"scopeSpans": [{"spans": [{**base, **span}]}]}]}
+@pytest.fixture(params=sorted(_DECODERS))
+def decode(request: pytest.FixtureRequest) -> Decode:
+    """Each way a document is decoded: every test that takes it runs through both."""
+    return _DECODERS[request.param]
 
 
 # --- round trips through real exporter output ----------------------------------------
@@ -48,9 +51,9 @@ def _span_doc(**span: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("snake", [False, True], ids=["camelCase", "snake_case"])
 def test_sdk_spans_round_trip_through_collector_json(
-    sdk_spans: list[ReadableSpan], snake: bool
+    sdk_spans: list[ReadableSpan], snake: bool, decode: Decode
 ) -> None:
-    batch = _decode(to_collector_json(encode_spans(sdk_spans), snake=snake))
+    batch = decode(to_collector_json(encode_spans(sdk_spans), snake=snake))
     assert batch.errors == []
     assert _by_id(batch.spans) == _by_id([from_readable_span(s) for s in sdk_spans])
     assert all(record.origin == ORIGIN for record in batch.spans)
@@ -60,36 +63,38 @@ def test_sdk_spans_round_trip_through_collector_json(
 
 @pytest.mark.parametrize("snake", [False, True], ids=["camelCase", "snake_case"])
 def test_sdk_logs_round_trip_through_collector_json(
-    sdk_logs: list[ReadableLogRecord], snake: bool
+    sdk_logs: list[ReadableLogRecord], snake: bool, decode: Decode
 ) -> None:
-    batch = _decode(to_collector_json(encode_logs(sdk_logs), snake=snake))
+    batch = decode(to_collector_json(encode_logs(sdk_logs), snake=snake))
     assert batch.errors == []
     assert [_strip(r) for r in batch.logs] == [from_sdk_log(r) for r in sdk_logs]
 
 
 def test_traces_and_logs_in_one_document(
-    sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
+    sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord], decode: Decode
 ) -> None:
     doc = {**to_collector_json(encode_spans(sdk_spans)), **to_collector_json(encode_logs(sdk_logs))}
-    batch = _decode(doc)
+    batch = decode(doc)
     assert (len(batch.spans), len(batch.logs), batch.errors) == (len(sdk_spans), 3, [])
 
 
-def test_tempo_download_with_base64_ids_and_enum_names(sdk_spans: list[ReadableSpan]) -> None:
+def test_tempo_download_with_base64_ids_and_enum_names(
+    sdk_spans: list[ReadableSpan], decode: Decode
+) -> None:
     doc = to_tempo_json(encode_spans(sdk_spans))
     block = doc["batches"][0]
     assert "instrumentationLibrarySpans" in block
     span = block["instrumentationLibrarySpans"][0]["spans"][0]
     assert span["kind"].startswith("SPAN_KIND_")
     assert len(span["traceId"]) == 24  # base64
-    batch = _decode(doc)
+    batch = decode(doc)
     assert batch.errors == []
     assert _by_id(batch.spans) == _by_id([from_readable_span(s) for s in sdk_spans])
 
 
 @pytest.mark.parametrize("wrapper", ["result", "trace"], ids=["jaeger-v3", "tempo-v2"])
-def test_api_wrappers(sdk_spans: list[ReadableSpan], wrapper: str) -> None:
-    batch = _decode({wrapper: to_collector_json(encode_spans(sdk_spans))})
+def test_api_wrappers(sdk_spans: list[ReadableSpan], wrapper: str, decode: Decode) -> None:
+    batch = decode({wrapper: to_collector_json(encode_spans(sdk_spans))})
     assert (len(batch.spans), batch.errors) == (len(sdk_spans), [])
 
 
@@ -107,20 +112,20 @@ def test_api_wrappers(sdk_spans: list[ReadableSpan], wrapper: str) -> None:
     ],
 )
 def test_enum_names_and_numbers(
-    kind: str | int, code: str | int, expected: tuple[int, int]
+    kind: str | int, code: str | int, expected: tuple[int, int], decode: Decode
 ) -> None:
-    batch = _decode(_span_doc(kind=kind, status={"code": code, "message": "m"}))
+    batch = decode(span_doc(kind=kind, status={"code": code, "message": "m"}))
     [span] = batch.spans
     assert (span.kind, span.status_code) == expected
 
 
-def test_64_bit_integers_as_numbers_or_strings() -> None:
+def test_64_bit_integers_as_numbers_or_strings(decode: Decode) -> None:
     attributes = [
         {"key": "n", "value": {"intValue": 9007199254740993}},
         {"key": "s", "value": {"intValue": "-9223372036854775808"}},
     ]
-    batch = _decode(
-        _span_doc(
+    batch = decode(
+        span_doc(
             startTimeUnixNano=1700000000000000001,
             endTimeUnixNano="1700000000000000002",
             attributes=attributes,
@@ -131,7 +136,7 @@ def test_64_bit_integers_as_numbers_or_strings() -> None:
     assert span.attributes == {"n": 9007199254740993, "s": -(2**63)}
 
 
-def test_special_doubles_nested_values_and_bytes() -> None:
+def test_special_doubles_nested_values_and_bytes(decode: Decode) -> None:
     attributes = [
         {"key": "nan", "value": {"doubleValue": "NaN"}},
         {"key": "inf", "value": {"doubleValue": "Infinity"}},
@@ -152,7 +157,7 @@ def test_special_doubles_nested_values_and_bytes() -> None:
             },
         },
     ]  # fmt: skip
-    [span] = _decode(_span_doc(attributes=attributes)).spans
+    [span] = decode(span_doc(attributes=attributes)).spans
     assert math.isnan(span.attributes["nan"])  # type: ignore[arg-type]
     assert span.attributes["inf"] == math.inf
     assert span.attributes["ninf"] == -math.inf
@@ -162,48 +167,48 @@ def test_special_doubles_nested_values_and_bytes() -> None:
 
 
 @pytest.mark.parametrize("parent", [None, "", "0000000000000000", "AAAAAAAAAAA="])
-def test_root_spans(parent: str | None) -> None:
+def test_root_spans(parent: str | None, decode: Decode) -> None:
     extra = {} if parent is None else {"parentSpanId": parent}
-    [span] = _decode(_span_doc(**extra)).spans
+    [span] = decode(span_doc(**extra)).spans
     assert span.parent_span_id is None
 
 
-def test_hex_ids_with_spaces_are_rejected() -> None:
-    batch = _decode(_span_doc(spanId="09acc3d9 233945f0"))
+def test_hex_ids_with_spaces_are_rejected(decode: Decode) -> None:
+    batch = decode(span_doc(spanId="09acc3d9 233945f0"))
     [error] = batch.errors
     assert "neither 16 hex digits" in error.detail
 
 
-def test_uppercase_and_base64_ids_become_lowercase_hex() -> None:
-    doc = _span_doc(
+def test_uppercase_and_base64_ids_become_lowercase_hex(decode: Decode) -> None:
+    doc = span_doc(
         traceId="5B8EFFF798038103D269B633813FC60C",
         spanId="CazD2SM5RfA=",
         parentSpanId="0A0B0C0D0E0F1011",
     )
-    [span] = _decode(doc).spans
+    [span] = decode(doc).spans
     assert span.trace_id == "5b8efff798038103d269b633813fc60c"
     assert span.span_id == "09acc3d9233945f0"
     assert span.parent_span_id == "0a0b0c0d0e0f1011"
 
 
-def test_unknown_fields_are_ignored() -> None:
-    doc = _span_doc(links=[{"weird": 1}], flags=1, futureField={"a": [1]}, traceState="x=y")
+def test_unknown_fields_are_ignored(decode: Decode) -> None:
+    doc = span_doc(links=[{"weird": 1}], flags=1, futureField={"a": [1]}, traceState="x=y")
     doc["resourceSpans"][0]["schemaUrl"] = "https://opentelemetry.io/schemas/1.30.0"
     doc["extra"] = True
-    batch = _decode(doc)
+    batch = decode(doc)
     assert (len(batch.spans), batch.errors) == (1, [])
 
 
 # --- errors ---------------------------------------------------------------------------
 
 
-def test_one_bad_span_costs_only_itself(sdk_spans: list[ReadableSpan]) -> None:
+def test_one_bad_span_costs_only_itself(sdk_spans: list[ReadableSpan], decode: Decode) -> None:
     doc = to_collector_json(encode_spans(sdk_spans))
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
     victim = spans[1]["spanId"]
     spans[1]["traceId"] = "not-a-trace-id"
     spans[2]["spanId"] = "xyz"
-    batch = _decode(doc)
+    batch = decode(doc)
     assert len(batch.spans) == len(sdk_spans) - 2
     first, second = batch.errors
     assert isinstance(first, TraceFormatError)
@@ -233,8 +238,8 @@ def test_one_bad_span_costs_only_itself(sdk_spans: list[ReadableSpan]) -> None:
         ({"attributes": [{"key": 5, "value": {}}]}, "attribute key must be a string"),
     ],
 )
-def test_bad_fields_are_located_errors(span: dict[str, Any], message: str) -> None:
-    batch = _decode(_span_doc(**span))
+def test_bad_fields_are_located_errors(span: dict[str, Any], message: str, decode: Decode) -> None:
+    batch = decode(span_doc(**span))
     assert batch.spans == []
     [error] = batch.errors
     assert message in error.detail
@@ -256,18 +261,18 @@ def test_bad_fields_are_located_errors(span: dict[str, Any], message: str) -> No
         ({"hello": 1}, "not an OTLP document"),
     ],
 )
-def test_malformed_documents_are_located_errors(doc: Any, message: str) -> None:
-    batch = _decode(doc)
+def test_malformed_documents_are_located_errors(doc: Any, message: str, decode: Decode) -> None:
+    batch = decode(doc)
     assert (batch.spans, batch.logs) == ([], [])
     [error] = batch.errors
     assert message in error.detail
     assert (error.path, error.line) == ("traces.jsonl", 7)
 
 
-def test_empty_documents_are_fine() -> None:
+def test_empty_documents_are_fine(decode: Decode) -> None:
     doc: dict[str, Any]
     for doc in ({}, {"resourceSpans": []}, {"resourceLogs": [{"scopeLogs": []}]}):
-        batch = _decode(doc)
+        batch = decode(doc)
         assert (batch.spans, batch.logs, batch.errors) == ([], [], [])
 
 
@@ -275,7 +280,7 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
     value: dict[str, Any] = {"stringValue": "leaf"}
     for _ in range(3000):
         value = {"arrayValue": {"values": [value]}}
-    doc = _span_doc(attributes=[{"key": "deep", "value": value}])
+    doc = span_doc(attributes=[{"key": "deep", "value": value}])
     batch = decode_json_document(doc, origin=None)  # too deep for orjson; built in Python
     [error] = batch.errors
     assert "nested too deeply" in error.detail

@@ -7,6 +7,8 @@
    ``decode_json_document``: the output is valid records plus located errors, one per
    record that was dropped.
 3. The fast path agrees with the checked path wherever it returns a record.
+4. The typed pass over the bytes (``decode_json_bytes``) gives exactly what
+   ``orjson.loads`` + ``decode_json_document`` give, on all of the above.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import base64
 import copy
 import dataclasses
+import json
 import math
 import re
 from collections.abc import Callable
@@ -22,6 +25,7 @@ from typing import Any
 import orjson
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from otlp_helpers import span_doc
 
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.base import Batch
@@ -31,21 +35,12 @@ from tracescore.formats.otlp_json import (
     _span_lenient,
     decode_json_document,
 )
+from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
 
 ORIGIN = Origin("traces.jsonl", 7)
 HEX32 = re.compile(r"[0-9a-f]{32}")
 HEX16 = re.compile(r"[0-9a-f]{16}")
-
-
-def _span_doc(**span: Any) -> dict[str, Any]:
-    base = {
-        "traceId": "5b8efff798038103d269b633813fc60c",
-        "spanId": "09acc3d9233945f0",
-        "startTimeUnixNano": "1700000000000000000",
-        "endTimeUnixNano": "1700000000000000001",
-    }  # what the fast path takes: the Collector always writes both times
-    return {"resourceSpans": [{"scopeSpans": [{"spans": [{**base, **span}]}]}]}
 
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
@@ -248,6 +243,7 @@ def test_valid_documents_decode_to_the_expected_records(
     assert batch.errors == []
     assert _comparable(batch.spans) == _comparable(spans)
     assert _comparable(batch.logs) == _comparable(logs)
+    _check_typed_pass_agrees(doc, ORIGIN)
 
 
 # Values at the edges of what OTLP fields accept, to mix into mutations.
@@ -305,6 +301,25 @@ def _check_invariants(batch: Batch, origin: Origin) -> None:
         _check_value(log.body)
 
 
+def _outcome(decode: Callable[[], Batch]) -> Any:
+    try:
+        batch = decode()
+    except orjson.JSONDecodeError as exc:
+        return ("JSONDecodeError", str(exc))
+    errors = [(str(e), e.span_id) for e in batch.errors]
+    return _comparable(batch.spans), _comparable(batch.logs), errors, batch.origin
+
+
+def _check_typed_pass_agrees(doc: Any, origin: Origin) -> None:
+    """``decode_json_bytes`` on the document's bytes = orjson + ``decode_json_document``."""
+    try:
+        data = orjson.dumps(doc)
+    except orjson.JSONEncodeError:  # integers beyond 64 bits: bytes orjson cannot read
+        data = json.dumps(doc).encode()
+    reference = _outcome(lambda: decode_json_document(orjson.loads(data), origin=origin))
+    assert _outcome(lambda: decode_json_bytes(data, origin=origin)) == reference
+
+
 def _check_attributes(attributes: Any) -> None:
     assert isinstance(attributes, dict)
     for key, value in attributes.items():
@@ -331,10 +346,11 @@ def test_garbage_never_raises_and_every_problem_is_located(garbage: Any, where: 
         "blocks": lambda g: {"resourceSpans": g, "resourceLogs": g},
         "scopes": lambda g: {"resourceSpans": [{"scopeSpans": g}]},
         "spans": lambda g: {"resourceSpans": [{"scopeSpans": [{"spans": g}]}]},
-        "span": lambda g: _span_doc(**g) if isinstance(g, dict) else _span_doc(name=g),
-        "attributes": lambda g: _span_doc(attributes=g),
+        "span": lambda g: span_doc(**g) if isinstance(g, dict) else span_doc(name=g),
+        "attributes": lambda g: span_doc(attributes=g),
     }[where]
     _check_invariants(decode_json_document(wrap(garbage), origin=origin), origin)
+    _check_typed_pass_agrees(wrap(garbage), origin)
 
 
 RECORD_FIELDS = {
@@ -384,6 +400,7 @@ def test_mutated_documents_never_raise_and_every_problem_is_located(
         else:
             parent[path[-1]] = data.draw(TRICKY | JSON)
     _check_invariants(decode_json_document(doc, origin=ORIGIN), ORIGIN)
+    _check_typed_pass_agrees(doc, ORIGIN)
 
 
 SPAN_FIELDS = st.sampled_from([
@@ -402,11 +419,12 @@ LOG_FIELDS = st.sampled_from([
 def test_any_value_in_any_record_field_is_a_record_or_a_located_error(
     span_fields: dict[str, Any], log_fields: dict[str, Any]
 ) -> None:
-    doc = _span_doc(**span_fields)
+    doc = span_doc(**span_fields)
     doc["resourceLogs"] = [{"scopeLogs": [{"logRecords": [log_fields]}]}]
     batch = decode_json_document(doc, origin=ORIGIN)
     _check_invariants(batch, ORIGIN)
     assert len(batch.spans) + len(batch.logs) + len(batch.errors) == 2
+    _check_typed_pass_agrees(doc, ORIGIN)
 
 
 @settings(max_examples=300, deadline=None)
@@ -418,9 +436,9 @@ def test_any_value_in_any_record_field_is_a_record_or_a_located_error(
 @example({"events": [{"timeUnixNano": "1", "attributes": [{"key": 5, "value": {}}]}]})
 def test_fast_path_agrees_with_the_checked_path(span_fields: dict[str, Any]) -> None:
     """Wherever the fast path returns a record, the checked path returns the same one."""
-    span = _span_doc(**span_fields)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span = span_doc(**span_fields)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     try:
-        fast = _span_fast(span, {}, None, ORIGIN, {})
+        fast = _span_fast(span, {}, None, ORIGIN, {}, {})
     except _FAST_ERRORS:
         return
     assert _comparable(_span_lenient(span, {}, None, ORIGIN)) == _comparable(fast)

@@ -42,6 +42,7 @@ __all__ = [
     "INT64_MIN",
     "UINT64_MAX",
     "decode_base64",
+    "json_double",
     "json_enum",
     "json_id",
     "json_optional_id",
@@ -141,7 +142,13 @@ def _int(value: object) -> AttrValue:
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def _double(value: object) -> AttrValue:
+def json_double(value: object) -> float:
+    """An OTLP/JSON ``doubleValue`` (a number, or ``"NaN"``/``"Infinity"``/a numeric string).
+
+    Raises:
+        ValueError: anything else.
+
+    """
     if value.__class__ is float:
         return value
     if value.__class__ is int:
@@ -196,14 +203,14 @@ _HANDLERS: Final[dict[str, Callable[[object], AttrValue]]] = {
     "stringValue": _string,
     "boolValue": _bool,
     "intValue": _int,
-    "doubleValue": _double,
+    "doubleValue": json_double,
     "arrayValue": _array,
     "kvlistValue": _kvlist,
     "bytesValue": _bytes,
     "string_value": _string,
     "bool_value": _bool,
     "int_value": _int,
-    "double_value": _double,
+    "double_value": json_double,
     "array_value": _array,
     "kvlist_value": _kvlist,
     "bytes_value": _bytes,

@@ -38,6 +38,7 @@ import orjson
 from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
+from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.otlp_proto import decode_proto_message
 from tracescore.spans import Origin
 
@@ -245,10 +246,9 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
 def _json_line(line: bytes, origin: Origin) -> Batch:
     """One JSON Lines record: its batch, or one located error."""
     try:
-        doc = orjson.loads(line)
+        return decode_json_bytes(line, origin=origin)
     except orjson.JSONDecodeError as exc:
         return _invalid_json(origin, exc)
-    return decode_json_document(doc, origin=origin)
 
 
 def is_json_lines(path: str) -> bool:
@@ -325,10 +325,9 @@ def _document_or_none(line: bytes) -> object:
 
 def _whole_document(data: bytearray, path: str) -> Batch:
     try:
-        doc = orjson.loads(data)
+        return decode_json_bytes(data, origin=Origin(path))
     except orjson.JSONDecodeError as exc:
         return _invalid_json(Origin(path, exc.lineno), exc)
-    return decode_json_document(doc, origin=Origin(path))
 
 
 def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[Batch]:

@@ -241,7 +241,8 @@ def _resource_spans(block: object, where: str, batch: Batch) -> None:
     origin = batch.origin
     append = batch.spans.append
     fast = _span_fast
-    ids: dict[str, str] = {}  # raw id -> hex, see _span_fast
+    trace_ids: dict[str, str] = {}  # raw id -> hex, see _span_fast
+    span_ids: dict[str, str] = {}
     for scope_index, scope_block in enumerate(scopes):
         scope_where = f"{where}.scopeSpans[{scope_index}]"
         scope_parts = _scope_parts(scope_block, scope_where, batch, ("spans", "spans"))
@@ -250,7 +251,7 @@ def _resource_spans(block: object, where: str, batch: Batch) -> None:
         scope, spans = scope_parts
         for span in spans:
             try:
-                append(fast(span, resource, scope, origin, ids))
+                append(fast(span, resource, scope, origin, trace_ids, span_ids))
             except _FAST_ERRORS:
                 checked = _span_lenient(span, resource, scope, origin)
                 if isinstance(checked, tuple):
@@ -293,35 +294,37 @@ def _span_fast(
     resource: Attributes,
     scope: str | None,
     origin: Origin | None,
-    ids: dict[str, str],
+    trace_ids: dict[str, str],
+    span_ids: dict[str, str],
 ) -> SpanRecord:
     """The Collector's own JSON, decoded quickly; raises one of ``_FAST_ERRORS`` otherwise.
 
-    ``ids`` maps raw ids already checked in this batch to their hex form: trace ids and
-    parent ids repeat. A raw id is cached only after passing the length check of its
-    kind, and trace and span ids differ in length, so one map serves both.
+    ``trace_ids`` and ``span_ids`` map raw ids already checked in this batch to their hex
+    form: trace ids and parent ids repeat. A raw id is cached only after passing the
+    length check of its kind; one map per kind, as bad input may put the text of a span
+    id where a trace id belongs.
     """
     raw = span["traceId"]
-    trace_id = ids.get(raw)
+    trace_id = trace_ids.get(raw)
     if trace_id is None:
         trace_id = bytes.fromhex(raw).hex()
         if len(trace_id) != 32 or len(raw) != 32 or trace_id == _ZERO_TRACE_ID:
             raise _NotFast
-        ids[raw] = trace_id
+        trace_ids[raw] = trace_id
     raw = span["spanId"]
-    span_id = ids.get(raw)
+    span_id = span_ids.get(raw)
     if span_id is None:
         span_id = bytes.fromhex(raw).hex()
         if len(span_id) != 16 or len(raw) != 16 or span_id == _ZERO_SPAN_ID:
             raise _NotFast
-        ids[raw] = span_id
+        span_ids[raw] = span_id
     raw = span.get("parentSpanId")
     if raw is None and "parent_span_id" in span:
         raise _NotFast  # mixed key styles: the checked path reads the snake_case key
     if raw is None or raw == "":
         parent = None
     else:
-        parent = ids.get(raw)
+        parent = span_ids.get(raw)
         if parent is None:
             parent = bytes.fromhex(raw).hex()
             if len(parent) != 16 or len(raw) != 16:
@@ -329,7 +332,7 @@ def _span_fast(
             if parent == _ZERO_SPAN_ID:
                 parent = None
             else:
-                ids[raw] = parent
+                span_ids[raw] = parent
     name = span.get("name", "")
     kind = span.get("kind", 0)
     start = span.get("startTimeUnixNano")  # a missing time may be spelled in snake_case

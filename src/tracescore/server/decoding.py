@@ -29,6 +29,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document, looks_like_document
+from tracescore.formats.otlp_json_typed import decode_collector_json
 from tracescore.formats.otlp_proto import decode_logs_request, decode_trace_request
 from tracescore.server.metrics import Signal
 from tracescore.spans import Origin
@@ -103,6 +104,9 @@ def decode_json_request(signal: Signal, data: bytes | bytearray, *, origin: Orig
         MalformedRequest: not JSON, not an object, or not an OTLP document.
 
     """
+    batch = decode_collector_json(data, origin=origin)
+    if batch is not None:
+        return batch
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:

@@ -1,0 +1,393 @@
+"""OTLP JSON bytes → records in one typed pass, for the Collector's own spelling.
+
+The Collector (``file`` exporter, OTLP/HTTP JSON) always writes camelCase keys, hex ids,
+integers as decimal strings and enum numbers. For that spelling, msgspec decodes the
+bytes straight into the small structs below: no dict per ``KeyValue`` and ``AnyValue``,
+and the JSON types are checked in C, so what is left in Python is copying fields into
+records. Measured on agent traces (~2.4 KB per span), that pass takes about 0.7 of
+``orjson.loads`` plus :func:`~tracescore.formats.otlp_json.decode_json_document`.
+
+Anything else (snake_case or unknown keys, base64 ids, enum names, ``null`` where a value
+belongs, an ``AnyValue`` naming two types, out-of-range numbers, JSON that does not parse)
+makes the whole document take that reference path instead, so the records and errors
+are always exactly the reference path's: ``tests/formats/test_otlp_json_typed.py``
+checks it on generated, mutated and garbage documents.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+import orjson
+from msgspec import UNSET, Raw, Struct, UnsetType
+
+from tracescore.formats.anyvalue import (
+    INT64_MAX,
+    INT64_MIN,
+    UINT64_MAX,
+    decode_base64,
+    json_double,
+    json_optional_id,
+)
+from tracescore.formats.base import Batch
+from tracescore.formats.otlp_json import decode_json_document
+from tracescore.spans import Attributes, AttrValue, LogRecord, Origin, SpanEvent, SpanRecord
+
+__all__ = ["decode_collector_json", "decode_json_bytes"]
+
+_IGNORED: Final = Raw()  # a field the records do not keep, whatever its JSON type
+
+
+# The structs mirror the OTLP/JSON messages field for field; unknown keys are refused so
+# that another spelling of a known field (``parent_span_id``) can never be skipped
+# silently. None are tracked by the garbage collector: they hold no cycles and live for
+# one document.
+class _AnyValue(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+    stringValue: str | UnsetType = UNSET
+    intValue: int | str | UnsetType = UNSET
+    boolValue: bool | UnsetType = UNSET
+    doubleValue: float | str | UnsetType = UNSET
+    bytesValue: str | UnsetType = UNSET
+    arrayValue: _ArrayValue | UnsetType = UNSET
+    kvlistValue: _KeyValueList | UnsetType = UNSET
+
+
+class _ArrayValue(Struct, forbid_unknown_fields=True, gc=False):
+    values: list[_AnyValue] = []
+
+
+class _KeyValueList(Struct, forbid_unknown_fields=True, gc=False):
+    values: list[_KeyValue] = []
+
+
+class _KeyValue(Struct, forbid_unknown_fields=True, gc=False):
+    key: str = ""  # proto3 JSON omits an empty key
+    value: _AnyValue = _AnyValue()  # absent: no value, as an empty one
+
+
+class _Resource(Struct, forbid_unknown_fields=True, gc=False):
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: Raw = _IGNORED
+    entityRefs: Raw = _IGNORED
+
+
+class _Scope(Struct, forbid_unknown_fields=True, gc=False):
+    name: str = ""
+    version: Raw = _IGNORED
+    attributes: Raw = _IGNORED
+    droppedAttributesCount: Raw = _IGNORED
+
+
+class _Event(Struct, forbid_unknown_fields=True, gc=False):
+    timeUnixNano: int | str
+    name: str = ""
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: Raw = _IGNORED
+
+
+class _Status(Struct, forbid_unknown_fields=True, gc=False):
+    code: int = 0
+    message: str = ""
+
+
+class _Span(Struct, forbid_unknown_fields=True, gc=False):
+    traceId: str
+    spanId: str
+    startTimeUnixNano: int | str  # both required, as in the fast path
+    endTimeUnixNano: int | str
+    parentSpanId: str = ""
+    name: str = ""
+    kind: int = 0
+    attributes: list[_KeyValue] = []
+    events: list[_Event] = []
+    status: _Status | UnsetType = UNSET
+    traceState: Raw = _IGNORED
+    flags: Raw = _IGNORED
+    links: Raw = _IGNORED
+    droppedAttributesCount: Raw = _IGNORED
+    droppedEventsCount: Raw = _IGNORED
+    droppedLinksCount: Raw = _IGNORED
+
+
+class _ScopeSpans(Struct, forbid_unknown_fields=True, gc=False):
+    scope: _Scope | UnsetType = UNSET
+    spans: list[_Span] = []
+    schemaUrl: Raw = _IGNORED
+
+
+class _ResourceSpans(Struct, forbid_unknown_fields=True, gc=False):
+    resource: _Resource | UnsetType = UNSET
+    scopeSpans: list[_ScopeSpans] = []
+    schemaUrl: Raw = _IGNORED
+
+
+class _Log(Struct, forbid_unknown_fields=True, gc=False):
+    timeUnixNano: int | str | UnsetType = UNSET
+    observedTimeUnixNano: int | str | UnsetType = UNSET
+    traceId: str = ""
+    spanId: str = ""
+    eventName: str = ""
+    severityText: str = ""
+    body: _AnyValue | UnsetType = UNSET
+    attributes: list[_KeyValue] = []
+    severityNumber: Raw = _IGNORED
+    flags: Raw = _IGNORED
+    droppedAttributesCount: Raw = _IGNORED
+
+
+class _ScopeLogs(Struct, forbid_unknown_fields=True, gc=False):
+    scope: _Scope | UnsetType = UNSET
+    logRecords: list[_Log] = []
+    schemaUrl: Raw = _IGNORED
+
+
+class _ResourceLogs(Struct, forbid_unknown_fields=True, gc=False):
+    resource: _Resource | UnsetType = UNSET
+    scopeLogs: list[_ScopeLogs] = []
+    schemaUrl: Raw = _IGNORED
+
+
+class _Document(Struct, forbid_unknown_fields=True, gc=False):
+    resourceSpans: list[_ResourceSpans] | UnsetType = UNSET
+    resourceLogs: list[_ResourceLogs] | UnsetType = UNSET
+
+
+_DECODER: Final = msgspec.json.Decoder(_Document)
+
+
+class _Other(Exception):
+    """Not the Collector's spelling after all: decode the document the reference way."""
+
+
+_new: Final = object.__new__
+_init_span: Final = SpanRecord.__init__
+_init_event: Final = SpanEvent.__init__
+_init_log: Final = LogRecord.__init__
+_ZERO_TRACE_ID: Final = "0" * 32
+_ZERO_SPAN_ID: Final = "0" * 16
+
+
+def decode_json_bytes(data: bytes | bytearray, *, origin: Origin | None) -> Batch:
+    """Decode the bytes of one OTLP/JSON document (one JSON Lines line, one file).
+
+    The same batch as ``decode_json_document(orjson.loads(data), origin=origin)``, faster
+    for the Collector's spelling (see the module docstring).
+
+    Raises:
+        orjson.JSONDecodeError: ``data`` is not JSON (as ``orjson.loads`` raises it).
+
+    """
+    batch = decode_collector_json(data, origin=origin)
+    if batch is None:
+        batch = decode_json_document(orjson.loads(data), origin=origin)
+    return batch
+
+
+def decode_collector_json(data: bytes | bytearray, *, origin: Origin | None) -> Batch | None:
+    """The batch of an OTLP/JSON document in the Collector's spelling, else None.
+
+    None means: decode it the reference way (it may still be a valid OTLP document in
+    another spelling, or not JSON at all). A batch returned here is exactly what the
+    reference path would return, and never holds errors.
+    """
+    try:
+        return _typed(_DECODER.decode(data), origin)
+    except (msgspec.DecodeError, _Other, ValueError, RecursionError):
+        return None
+
+
+def _typed(doc: _Document, origin: Origin | None) -> Batch:
+    batch = Batch(origin=origin)
+    if doc.resourceSpans is UNSET and doc.resourceLogs is UNSET:
+        raise _Other  # an empty object, or nothing to decode: the reference path says so
+    if doc.resourceSpans is not UNSET:
+        # Raw id -> hex, one map per kind (a trace id and a span id may be the same text
+        # in bad input): trace and parent ids repeat.
+        trace_ids: dict[str, str] = {}
+        span_ids: dict[str, str] = {}
+        append = batch.spans.append
+        for block in doc.resourceSpans:
+            resource = _resource(block.resource)
+            for scope_block in block.scopeSpans:
+                scope = _scope(scope_block.scope)
+                for span in scope_block.spans:
+                    append(_span(span, resource, scope, origin, trace_ids, span_ids))
+    if doc.resourceLogs is not UNSET:
+        for log_block in doc.resourceLogs:
+            resource = _resource(log_block.resource)
+            for scope_logs in log_block.scopeLogs:
+                scope = _scope(scope_logs.scope)
+                for record in scope_logs.logRecords:
+                    batch.logs.append(_log(record, resource, scope, origin))
+    return batch
+
+
+def _resource(resource: _Resource | UnsetType) -> Attributes:
+    return {} if isinstance(resource, UnsetType) else _attributes(resource.attributes)
+
+
+def _scope(scope: _Scope | UnsetType) -> str | None:
+    return None if isinstance(scope, UnsetType) else scope.name or None
+
+
+def _hex_id(raw: str, size: int, ids: dict[str, str]) -> str:
+    """``raw`` (not in ``ids`` yet) as lowercase hex when it is ``size`` hex digits."""
+    hex_id = bytes.fromhex(raw).hex()  # ValueError for a non-hex digit
+    if len(raw) != size or len(hex_id) != size:  # fromhex skips spaces
+        raise _Other
+    ids[raw] = hex_id
+    return hex_id
+
+
+def _time(value: int | str) -> int:
+    number = int(value)
+    if number < INT64_MIN or number > UINT64_MAX:
+        raise _Other
+    return number
+
+
+def _span(
+    span: _Span,
+    resource: Attributes,
+    scope: str | None,
+    origin: Origin | None,
+    trace_ids: dict[str, str],
+    span_ids: dict[str, str],
+) -> SpanRecord:
+    # Ids repeat (a trace's spans, a parent's children): look them up before converting.
+    raw = span.traceId
+    trace_id = trace_ids.get(raw) or _hex_id(raw, 32, trace_ids)
+    raw = span.spanId
+    span_id = span_ids.get(raw) or _hex_id(raw, 16, span_ids)
+    if trace_id == _ZERO_TRACE_ID or span_id == _ZERO_SPAN_ID:
+        raise _Other
+    parent: str | None = None
+    raw = span.parentSpanId
+    if raw:
+        parent = span_ids.get(raw) or _hex_id(raw, 16, span_ids)
+        if parent == _ZERO_SPAN_ID:
+            parent = None
+    start = int(span.startTimeUnixNano)
+    end = int(span.endTimeUnixNano)
+    if start < INT64_MIN or start > UINT64_MAX or end < INT64_MIN or end > UINT64_MAX:
+        raise _Other
+    kind = span.kind
+    if kind < 0 or kind > 5:
+        raise _Other
+    code = 0
+    message = None
+    status = span.status
+    if status is not UNSET:
+        code = status.code
+        if code < 0 or code > 2:
+            raise _Other
+        message = status.message or None
+    events: list[SpanEvent] = []
+    for event in span.events:
+        event_record = _new(SpanEvent)
+        _init_event(
+            event_record,
+            name=event.name,
+            time_ns=_time(event.timeUnixNano),
+            attributes=_attributes(event.attributes),
+        )
+        events.append(event_record)
+    record = _new(SpanRecord)
+    _init_span(
+        record,
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent,
+        name=span.name,
+        kind=kind,
+        start_ns=start,
+        end_ns=end,
+        attributes=_attributes(span.attributes),
+        events=events or (),
+        status_code=code,
+        status_message=message,
+        resource=resource,
+        scope=scope,
+        origin=origin,
+    )
+    return record
+
+
+def _log(record: _Log, resource: Attributes, scope: str | None, origin: Origin | None) -> LogRecord:
+    time = 0 if record.timeUnixNano is UNSET else _time(record.timeUnixNano)
+    if not time and record.observedTimeUnixNano is not UNSET:
+        time = _time(record.observedTimeUnixNano)
+    log = _new(LogRecord)
+    _init_log(
+        log,
+        trace_id=json_optional_id(record.traceId, 16, "traceId"),
+        span_id=json_optional_id(record.spanId, 8, "spanId"),
+        time_ns=time,
+        event_name=record.eventName or None,
+        body=None if record.body is UNSET else _value(record.body),
+        attributes=_attributes(record.attributes),
+        severity_text=record.severityText or None,
+        resource=resource,
+        scope=scope,
+        origin=origin,
+    )
+    return log
+
+
+def _attributes(kvs: list[_KeyValue]) -> Attributes:
+    out: Attributes = {}
+    for kv in kvs:
+        value = kv.value
+        string = value.stringValue
+        if string is not UNSET:
+            out[kv.key] = string
+            continue
+        integer = value.intValue  # the next most common, inline when it is alone
+        if (
+            integer is not UNSET
+            and value.boolValue is UNSET
+            and value.doubleValue is UNSET
+            and value.bytesValue is UNSET
+            and value.arrayValue is UNSET
+            and value.kvlistValue is UNSET
+        ):
+            number = int(integer)
+            if number < INT64_MIN or number > INT64_MAX:
+                raise _Other
+            out[kv.key] = number
+        else:
+            out[kv.key] = _value(value)
+    return out
+
+
+def _value(value: _AnyValue) -> AttrValue:
+    """One ``AnyValue`` naming at most one type besides ``stringValue`` (which wins)."""
+    if value.stringValue is not UNSET:
+        return value.stringValue
+    kinds = (
+        (value.intValue is not UNSET)
+        + (value.boolValue is not UNSET)
+        + (value.doubleValue is not UNSET)
+        + (value.bytesValue is not UNSET)
+        + (value.arrayValue is not UNSET)
+        + (value.kvlistValue is not UNSET)
+    )
+    if kinds > 1:
+        raise _Other  # the reference path lets the first key in document order decide
+    if value.intValue is not UNSET:
+        number = int(value.intValue)
+        if number < INT64_MIN or number > INT64_MAX:
+            raise _Other
+        return number
+    if value.boolValue is not UNSET:
+        return value.boolValue
+    if value.doubleValue is not UNSET:
+        return json_double(value.doubleValue)
+    if value.bytesValue is not UNSET:
+        return decode_base64(value.bytesValue)
+    if value.arrayValue is not UNSET:
+        return [_value(item) for item in value.arrayValue.values]
+    if value.kvlistValue is not UNSET:
+        return _attributes(value.kvlistValue.values)
+    return None
