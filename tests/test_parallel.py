@@ -17,7 +17,7 @@ from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, invocations_from_batches
-from tracescore.parallel import plan_parts, write_jsonl_parallel
+from tracescore.parallel import _count_newlines, plan_parts, write_jsonl_parallel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import gen_traces
@@ -95,6 +95,23 @@ def test_parts_cover_the_file_at_line_starts(traffic: Path) -> None:
         assert b.first_line == data[: b.start].count(b"\n") + 1
     assert [p.first for p in parts] == [True] + [False] * (len(parts) - 1)
     assert orjson.loads(data[parts[1].start : data.index(b"\n", parts[1].start)])
+
+
+@pytest.mark.parametrize(
+    "line_bytes",
+    [1, 40, 5_000, 300_000, 3_000_000],
+    ids=["empty-lines", "short", "medium", "collector-batch", "longer-than-a-block"],
+)
+def test_newline_count_is_exact_for_any_line_length(tmp_path: Path, line_bytes: int) -> None:
+    # Short lines take the count-the-block branch, long ones the newline-to-newline one.
+    line = b"x" * (line_bytes - 1) + b"\n"
+    data = line * max(3, 4_000_000 // line_bytes) + b"tail without newline"
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(data)
+    with path.open("rb") as stream:
+        for start, end in [(0, len(data)), (7, len(data) - 5), (len(data) // 3, len(data) // 2)]:
+            assert _count_newlines(stream, start, end) == data[start:end].count(b"\n")
+        assert _count_newlines(stream, 9, 9) == 0
 
 
 def test_cli_jobs_split_a_large_file_and_write_the_same_lines(tmp_path: Path) -> None:

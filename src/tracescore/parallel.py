@@ -34,6 +34,7 @@ from __future__ import annotations
 import base64
 import logging
 import math
+import mmap
 import multiprocessing
 import os
 import sys
@@ -66,6 +67,8 @@ _MAX_PART_BYTES: Final = 256 * 1024 * 1024
 #: A part holds at least this many head windows: a worker decodes about two windows
 #: of its neighbours' records to find the traces that cross its cuts.
 _WINDOWS_PER_PART: Final = 2
+#: Newlines looked up one at a time in a block before the rest of it is counted whole.
+_FINDS_PER_BLOCK: Final = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,14 +153,30 @@ def _split(path: str, size: int, n: int) -> list[Part]:
 
 
 def _count_newlines(stream: BinaryIO, start: int, end: int) -> int:
-    stream.seek(start)
-    count, remaining = 0, end - start
-    while remaining > 0:
-        block = stream.read(min(_SCAN, remaining))
-        if not block:
-            break
-        count += block.count(b"\n")
-        remaining -= len(block)
+    """Newlines in bytes ``start`` to ``end`` of the regular file open as ``stream``.
+
+    The file is mapped, not read: Collector lines are hundreds of KB long, and hopping
+    from newline to newline scans the bytes without copying them (reading half of a
+    500 MB file to count its lines cost ~0.15 s before any worker could start). A block
+    of many short lines is copied and counted in one call instead.
+    """
+    if end <= start:
+        return 0
+    count = 0
+    position = start
+    with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        while position < end:
+            block_end = min(position + _SCAN, end)
+            for _ in range(_FINDS_PER_BLOCK):
+                found = mapped.find(b"\n", position, block_end)
+                if found < 0:
+                    position = block_end
+                    break
+                count += 1
+                position = found + 1
+            else:
+                count += mapped[position:block_end].count(b"\n")
+                position = block_end
     return count
 
 
