@@ -8,10 +8,13 @@ pass (no silent fallback), and what sends a document to the reference path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import ReadableLogRecord
@@ -152,3 +155,56 @@ def test_deeper_nesting_is_invalid_json_as_for_orjson() -> None:
         orjson.loads(_nested(400))
     with pytest.raises(orjson.JSONDecodeError):
         decode_json_bytes(_nested(400), origin=ORIGIN)
+
+
+_FULL_SPAN = orjson.dumps(
+    span_doc(
+        traceState="vendor=1",
+        flags=256,
+        links=[{"traceId": "5b8efff798038103d269b633813fc60c", "attributes": [
+            {"key": "l", "value": {"intValue": "3"}}]}],
+        attributes=[{"key": "k", "value": {"stringValue": "v"}},
+                    {"key": "n", "value": {"doubleValue": 1.5}}],
+        events=[{"timeUnixNano": "5", "name": "e"}],
+        status={"code": 2, "message": "boom"},
+    )
+)  # fmt: skip
+
+
+def _outcome(decode: Callable[[], Batch]) -> object:
+    try:
+        batch = decode()
+    except orjson.JSONDecodeError:
+        return "invalid JSON"
+    return batch.spans, batch.logs, [(str(e), e.span_id) for e in batch.errors]
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [b'"\xff"', b'"\\ud800"', b"1" + b"0" * 400, b"18446744073709551616", b'"a\x01"'],
+    ids=["bad-utf8", "lone-surrogate", "beyond-float", "beyond-64-bits", "control-char"],
+)
+@pytest.mark.parametrize("field", ["traceState", "flags", "links", "name"])
+def test_fields_the_records_do_not_keep_are_checked_as_orjson_checks_them(
+    field: str, junk: bytes
+) -> None:
+    # Skipping such a field unread would decode lines orjson rejects as invalid JSON.
+    data = orjson.dumps(span_doc(**{field: "PLACEHOLDER"})).replace(b'"PLACEHOLDER"', junk)
+    reference = _outcome(lambda: decode_json_document(orjson.loads(data), origin=ORIGIN))
+    assert _outcome(lambda: decode_json_bytes(data, origin=ORIGIN)) == reference
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.data(),
+    st.binary(max_size=4)
+    | st.sampled_from([b"\xff", b"\\ud800", b"9" * 400, b'"', b"\\", b",", b"]", b"{}", b"null"]),
+)
+def test_damaged_bytes_decode_as_orjson_and_the_reference_path_read_them(
+    data: st.DataObject, junk: bytes
+) -> None:
+    at = data.draw(st.integers(0, len(_FULL_SPAN)))
+    cut = data.draw(st.integers(0, 3))
+    damaged = _FULL_SPAN[:at] + junk + _FULL_SPAN[at + cut :]
+    reference = _outcome(lambda: decode_json_document(orjson.loads(damaged), origin=ORIGIN))
+    assert _outcome(lambda: decode_json_bytes(damaged, origin=ORIGIN)) == reference

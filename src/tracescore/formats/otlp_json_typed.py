@@ -4,23 +4,24 @@ The Collector (``file`` exporter, OTLP/HTTP JSON) always writes camelCase keys, 
 integers as decimal strings and enum numbers. For that spelling, msgspec decodes the
 bytes straight into the small structs below: no dict per ``KeyValue`` and ``AnyValue``,
 and the JSON types are checked in C, so what is left in Python is copying fields into
-records. Measured on agent traces (~2.4 KB per span), that pass takes about 0.7 of
-``orjson.loads`` plus :func:`~tracescore.formats.otlp_json.decode_json_document`.
+records. Measured on agent traces (~2.4 KB per span), that pass takes about three
+quarters of ``orjson.loads`` plus :func:`~tracescore.formats.otlp_json.decode_json_document`.
 
 Anything else (snake_case or unknown keys, base64 ids, enum names, ``null`` where a value
-belongs, an ``AnyValue`` naming two types, out-of-range numbers, JSON that does not parse)
-makes the whole document take that reference path instead, so the records and errors
-are always exactly the reference path's: ``tests/formats/test_otlp_json_typed.py``
-checks it on generated, mutated and garbage documents.
+belongs, an ``AnyValue`` naming two types, integers beyond the signed 64-bit range, JSON
+that does not parse) makes the whole document take that reference path instead, so the
+records and errors are always exactly the reference path's: the property tests of
+``tests/formats/test_otlp_json_properties.py`` compare both on generated, mutated and
+garbage documents, and ``tests/formats/test_otlp_json_typed.py`` on damaged bytes.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Annotated, Final
 
 import msgspec
 import orjson
-from msgspec import UNSET, Raw, Struct, UnsetType
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 from tracescore.formats.anyvalue import (
     INT64_MAX,
@@ -36,7 +37,12 @@ from tracescore.spans import Attributes, AttrValue, LogRecord, Origin, SpanEvent
 
 __all__ = ["decode_collector_json", "decode_json_bytes"]
 
-_IGNORED: Final = Raw()  # a field the records do not keep, whatever its JSON type
+# Integers within the signed 64-bit range (msgspec checks bounds up to there); any other
+# goes to the reference path, which reads unsigned 64-bit values and knows what orjson
+# does beyond them (floats, then failure past the float range). Fields the records do
+# not keep are typed all the same (no ``Raw``, no ``Any``): skipped bytes would escape
+# the checks orjson makes (UTF-8, number range), and a line it rejects could decode here.
+_Int = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
 
 
 # The structs mirror the OTLP/JSON messages field for field; unknown keys are refused so
@@ -45,7 +51,7 @@ _IGNORED: Final = Raw()  # a field the records do not keep, whatever its JSON ty
 # one document.
 class _AnyValue(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     stringValue: str | UnsetType = UNSET
-    intValue: int | str | UnsetType = UNSET
+    intValue: _Int | str | UnsetType = UNSET
     boolValue: bool | UnsetType = UNSET
     doubleValue: float | str | UnsetType = UNSET
     bytesValue: str | UnsetType = UNSET
@@ -66,24 +72,40 @@ class _KeyValue(Struct, forbid_unknown_fields=True, gc=False):
     value: _AnyValue = _AnyValue()  # absent: no value, as an empty one
 
 
+class _EntityRef(Struct, forbid_unknown_fields=True, gc=False):
+    schemaUrl: str = ""
+    type: str = ""
+    idKeys: list[str] = []
+    descriptionKeys: list[str] = []
+
+
 class _Resource(Struct, forbid_unknown_fields=True, gc=False):
     attributes: list[_KeyValue] = []
-    droppedAttributesCount: Raw = _IGNORED
-    entityRefs: Raw = _IGNORED
+    droppedAttributesCount: _Int = 0
+    entityRefs: list[_EntityRef] = []
 
 
 class _Scope(Struct, forbid_unknown_fields=True, gc=False):
     name: str = ""
-    version: Raw = _IGNORED
-    attributes: Raw = _IGNORED
-    droppedAttributesCount: Raw = _IGNORED
+    version: str = ""
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: _Int = 0
 
 
 class _Event(Struct, forbid_unknown_fields=True, gc=False):
-    timeUnixNano: int | str
+    timeUnixNano: _Int | str
     name: str = ""
     attributes: list[_KeyValue] = []
-    droppedAttributesCount: Raw = _IGNORED
+    droppedAttributesCount: _Int = 0
+
+
+class _Link(Struct, forbid_unknown_fields=True, gc=False):
+    traceId: str = ""
+    spanId: str = ""
+    traceState: str = ""
+    attributes: list[_KeyValue] = []
+    droppedAttributesCount: _Int = 0
+    flags: _Int = 0
 
 
 class _Status(Struct, forbid_unknown_fields=True, gc=False):
@@ -94,58 +116,58 @@ class _Status(Struct, forbid_unknown_fields=True, gc=False):
 class _Span(Struct, forbid_unknown_fields=True, gc=False):
     traceId: str
     spanId: str
-    startTimeUnixNano: int | str  # both required, as in the fast path
-    endTimeUnixNano: int | str
+    startTimeUnixNano: _Int | str  # both required, as in the fast path
+    endTimeUnixNano: _Int | str
     parentSpanId: str = ""
     name: str = ""
     kind: int = 0
     attributes: list[_KeyValue] = []
     events: list[_Event] = []
     status: _Status | UnsetType = UNSET
-    traceState: Raw = _IGNORED
-    flags: Raw = _IGNORED
-    links: Raw = _IGNORED
-    droppedAttributesCount: Raw = _IGNORED
-    droppedEventsCount: Raw = _IGNORED
-    droppedLinksCount: Raw = _IGNORED
+    traceState: str = ""
+    flags: _Int = 0
+    links: list[_Link] = []
+    droppedAttributesCount: _Int = 0
+    droppedEventsCount: _Int = 0
+    droppedLinksCount: _Int = 0
 
 
 class _ScopeSpans(Struct, forbid_unknown_fields=True, gc=False):
     scope: _Scope | UnsetType = UNSET
     spans: list[_Span] = []
-    schemaUrl: Raw = _IGNORED
+    schemaUrl: str = ""
 
 
 class _ResourceSpans(Struct, forbid_unknown_fields=True, gc=False):
     resource: _Resource | UnsetType = UNSET
     scopeSpans: list[_ScopeSpans] = []
-    schemaUrl: Raw = _IGNORED
+    schemaUrl: str = ""
 
 
 class _Log(Struct, forbid_unknown_fields=True, gc=False):
-    timeUnixNano: int | str | UnsetType = UNSET
-    observedTimeUnixNano: int | str | UnsetType = UNSET
+    timeUnixNano: _Int | str | UnsetType = UNSET
+    observedTimeUnixNano: _Int | str | UnsetType = UNSET
     traceId: str = ""
     spanId: str = ""
     eventName: str = ""
     severityText: str = ""
     body: _AnyValue | UnsetType = UNSET
     attributes: list[_KeyValue] = []
-    severityNumber: Raw = _IGNORED
-    flags: Raw = _IGNORED
-    droppedAttributesCount: Raw = _IGNORED
+    severityNumber: _Int = 0
+    flags: _Int = 0
+    droppedAttributesCount: _Int = 0
 
 
 class _ScopeLogs(Struct, forbid_unknown_fields=True, gc=False):
     scope: _Scope | UnsetType = UNSET
     logRecords: list[_Log] = []
-    schemaUrl: Raw = _IGNORED
+    schemaUrl: str = ""
 
 
 class _ResourceLogs(Struct, forbid_unknown_fields=True, gc=False):
     resource: _Resource | UnsetType = UNSET
     scopeLogs: list[_ScopeLogs] = []
-    schemaUrl: Raw = _IGNORED
+    schemaUrl: str = ""
 
 
 class _Document(Struct, forbid_unknown_fields=True, gc=False):
