@@ -398,7 +398,9 @@ def test_mutated_documents_never_raise_and_every_problem_is_located(
         elif action == "rename" and isinstance(parent, dict):
             parent[data.draw(OTLP_KEYS)] = parent.pop(path[-1])
         else:
-            parent[path[-1]] = data.draw(TRICKY | JSON)
+            # A copy: sampled_from hands out the same mutable object every time, and a
+            # later mutation inside it could put it inside itself.
+            parent[path[-1]] = copy.deepcopy(data.draw(TRICKY | JSON))
     _check_invariants(decode_json_document(doc, origin=ORIGIN), ORIGIN)
     _check_typed_pass_agrees(doc, ORIGIN)
 
