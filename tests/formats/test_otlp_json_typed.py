@@ -90,7 +90,8 @@ def test_every_value_type_takes_the_typed_pass(calls: list[object]) -> None:
     [
         {"parent_span_id": "0a0b0c0d0e0f1011"},  # another spelling of a known field
         {"kind": "SPAN_KIND_CLIENT"},
-        {"spanId": "CazD2SM5RfA="},  # base64
+        {"spanId": "09acc3d9 233945f0"},  # fromhex would skip the space
+        {"spanId": "0000000000000000"},
         {"traceId": "5B8EFFF798038103D269B633813FC60C"[:30]},
         {"parentSpanId": None},
         {"attributes": [{"key": "k", "value": {"intValue": "1", "boolValue": True}}]},
@@ -108,6 +109,21 @@ def test_other_spellings_go_to_the_reference_path(
     reference = decode_json_document(orjson.loads(data), origin=ORIGIN)
     assert batch.spans == reference.spans
     assert [str(e) for e in batch.errors] == [str(e) for e in reference.errors]
+
+
+def test_uppercase_and_base64_ids_take_the_typed_pass(calls: list[object]) -> None:
+    doc = span_doc(
+        traceId="5B8EFFF798038103D269B633813FC60C",
+        spanId="CazD2SM5RfA=",
+        parentSpanId="0000000000000000",
+    )
+    [span] = decode_json_bytes(orjson.dumps(doc), origin=ORIGIN).spans
+    assert calls == []
+    assert (span.trace_id, span.span_id, span.parent_span_id) == (
+        "5b8efff798038103d269b633813fc60c",
+        "09acc3d9233945f0",
+        None,
+    )
 
 
 def test_a_trace_id_spelled_as_an_earlier_span_id_is_an_error() -> None:
