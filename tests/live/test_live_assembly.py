@@ -61,7 +61,7 @@ def test_bounds_drop_oldest_and_count() -> None:
     asm = LiveAssembler(idle_s=1, max_traces=2, max_spans_per_trace=3, clock=clock)
     traces = [TraceBuilder() for _ in range(3)]
     for t in traces:
-        t.span("root")
+        t.span("child").parent_span_id = "ffffffffffffffff"  # rootless: not scored early
     asm.add(traces[0].spans)
     asm.add(traces[1].spans)
     clock.now += 0.1
@@ -75,6 +75,35 @@ def test_bounds_drop_oldest_and_count() -> None:
     asm2 = LiveAssembler(max_spans_per_trace=3, clock=clock)
     asm2.add([root, *(big.span(f"c{i}", root) for i in range(4))])
     assert asm2.dropped["trace_too_large"] == 2
+
+
+def test_a_full_assembler_releases_due_traces_before_dropping_any() -> None:
+    """Found by the load test on a slow machine: a worker behind its due() calls filled
+    the assembler with finished traces, then dropped them one by one to make room."""
+    clock = Clock()
+    asm = LiveAssembler(idle_s=1, orphan_ttl_s=60, max_traces=3, clock=clock)
+    done_a, done_b, running = TraceBuilder(), TraceBuilder(), TraceBuilder()
+    asm.add([done_a.span("root")])
+    asm.add([done_b.span("root")])
+    running.span("child", running.span("root-not-ended-yet"))
+    asm.add(running.spans[1:])  # rootless so far: not due, however quiet
+    clock.now += 1.5  # a and b are due, nobody called due()
+    newcomer = TraceBuilder()
+    released = asm.add([newcomer.span("root")])
+    assert [(t.trace_id, t.kind) for t in released] == [
+        (done_a.trace_id, "complete"),
+        (done_b.trace_id, "complete"),
+    ]
+    assert asm.dropped["trace_evicted"] == 0 and asm.in_flight == 2
+    # full again with nothing due: the least recently active is dropped, counted
+    asm.add([TraceBuilder().span("root")])
+    [dropped] = asm.add([TraceBuilder().span("root")])
+    assert (dropped.trace_id, dropped.kind) == (running.trace_id, "dropped")
+    assert dropped.drop_reason == "max_traces" and asm.dropped["trace_evicted"] == 1
+    # full, nothing due, the oldest has its root: scored now (its window cut short)
+    [early] = asm.add([TraceBuilder().span("root")])
+    assert (early.trace_id, early.kind) == (newcomer.trace_id, "complete")
+    assert asm.dropped["trace_evicted"] == 1 and asm.in_flight == 3
 
 
 def test_damaged_traces_are_released_as_dropped() -> None:

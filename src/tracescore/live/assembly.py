@@ -7,8 +7,9 @@ never comes (a remote parent, a crashed agent) is released as *incomplete* after
 ``orphan_ttl_s`` seconds without news. Both windows count from the trace's last record,
 so a long agent run that keeps producing spans is never cut.
 
-Memory is bounded: ``max_traces`` in flight (beyond it the least recently active trace
-is dropped, counted), ``max_spans_per_trace`` (more are dropped, counted). Records of a
+Memory is bounded: ``max_traces`` in flight (beyond it the traces already due are
+released, else the least recently active trace: scored if its root has ended, else
+dropped and counted), ``max_spans_per_trace`` (more are dropped, counted). Records of a
 trace released recently are *late* and dropped, counted: scoring a trace twice would
 count it twice. A trace can be marked *damaged* (the processor's queue dropped one of its
 spans): it is then released as dropped, never scored on partial data.
@@ -163,6 +164,7 @@ class LiveTrace:
 _Flight = tuple[float, bool, bool, "tuple[_Held, ...] | list[_Held]", Sequence[LogRecord]]
 _LAST: Final = 0
 _ROOT: Final = 1
+_DAMAGED: Final = 2
 _SPANS: Final = 3
 _LOGS: Final = 4
 _NEW: Final[_Flight] = (0.0, False, False, (), ())
@@ -176,7 +178,8 @@ class LiveAssembler:
     Args:
         idle_s: Quiet time after which a trace whose root arrived is complete.
         orphan_ttl_s: Quiet time after which a rootless trace is released incomplete.
-        max_traces: Traces in flight; beyond it the least recently active is dropped.
+        max_traces: Traces in flight; beyond it the due ones are released, else the
+            least recently active (dropped unless its root has ended).
         max_spans_per_trace: Spans kept per trace; more are dropped and counted.
         clock: Seconds, monotonic (injected by tests).
 
@@ -198,7 +201,7 @@ class LiveAssembler:
         self._clock = clock
         self._pending: OrderedDict[str, _Flight] = OrderedDict()
         self._recent: OrderedDict[str, None] = OrderedDict()
-        self._evicted: list[LiveTrace] = []
+        self._released: list[LiveTrace] = []  # released while adding
         self._packer = _SpanPacker()
         #: Records not assembled, by reason (read and reset by the worker).
         self.dropped: Counter[SpanDropReason] = Counter()
@@ -208,7 +211,7 @@ class LiveAssembler:
         """Traces currently held."""
         return len(self._pending)
 
-    def _open(self, trace_id: str) -> _Flight | None:
+    def _open(self, trace_id: str, now: float) -> _Flight | None:
         """The trace's state, moved to the most recent end; None when it was released.
 
         A trace not seen yet gets a fresh state, which the caller stores (making room
@@ -223,10 +226,31 @@ class LiveAssembler:
         if trace_id in self._recent:
             return None
         if len(pending) >= self.max_traces:
-            oldest_id, oldest = pending.popitem(last=False)
-            self.dropped["trace_evicted"] += len(oldest[_SPANS])
-            self._evicted.append(self._release(oldest_id, oldest, "dropped", "max_traces"))
+            self._make_room(now)
         return _NEW
+
+    def _make_room(self, now: float) -> None:
+        """Free one place at least: release the due traces, else the oldest one.
+
+        Due traces go first: when the worker falls behind, the assembler fills with traces
+        that are complete and only waiting for their window. When none is due, the least
+        recently active trace leaves: released at once when its root has ended (its
+        window cut short: a record still to come is late, counted), dropped otherwise.
+        Why not drop it either way: a worker working off a backlog assembles traces
+        faster than their windows pass, so the oldest is usually complete, and dropping
+        finished work makes an overloaded worker fall further behind.
+        """
+        released = self._released
+        ripe = self._ripe(now)
+        if ripe:
+            released.extend(self._release(t, self._pending.pop(t)) for t in ripe)
+            return
+        oldest_id, oldest = self._pending.popitem(last=False)
+        if oldest[_ROOT]:
+            released.append(self._release(oldest_id, oldest))
+            return
+        self.dropped["trace_evicted"] += len(oldest[_SPANS])
+        released.append(self._release(oldest_id, oldest, "dropped", "max_traces"))
 
     def add(
         self,
@@ -235,7 +259,7 @@ class LiveAssembler:
         *,
         local_roots: Container[str] = frozenset(),
     ) -> list[LiveTrace]:
-        """Add records; return traces dropped to respect ``max_traces`` (possibly none).
+        """Add records; return traces released to respect ``max_traces`` (possibly none).
 
         Args:
             spans: Spans to add, read once: a generator that converts them one at a time
@@ -252,7 +276,7 @@ class LiveAssembler:
         limit = self.max_spans_per_trace
         for span in spans:
             trace_id = span.trace_id
-            flight = self._open(trace_id)
+            flight = self._open(trace_id, now)
             if flight is None:
                 self.dropped["late_record"] += 1
                 continue
@@ -274,7 +298,7 @@ class LiveAssembler:
                 self.dropped["no_trace_id"] += 1
                 continue
             trace_id = log.trace_id
-            flight = self._open(trace_id)
+            flight = self._open(trace_id, now)
             if flight is None:
                 self.dropped["late_record"] += 1
                 continue
@@ -284,28 +308,33 @@ class LiveAssembler:
             else:
                 trace_logs = [log]
             pending[trace_id] = (now, root, damaged, held, trace_logs)
-        return self._evict()
+        return self._take_released()
 
     def damage(self, trace_id: str) -> list[LiveTrace]:
         """Mark a trace as having lost records; it will be released as dropped.
 
-        A trace not seen yet is opened (its other records may still come); one released
-        already is left alone (the lost record was late anyway). Returns the traces
-        dropped to make room, as :meth:`add` does.
+        It leaves once quiet for ``idle_s``, root or not. A trace not seen yet is opened
+        (its other records may still come); one released already is left alone (the lost
+        record was late anyway). Returns the traces released to make room, as
+        :meth:`add` does.
         """
         now = self._clock()
-        flight = self._open(trace_id)
+        flight = self._open(trace_id, now)
         if flight is not None:
             self._pending[trace_id] = (now, flight[_ROOT], True, flight[_SPANS], flight[_LOGS])
-        return self._evict()
+        return self._take_released()
 
-    def _evict(self) -> list[LiveTrace]:
-        out, self._evicted = self._evicted, []
+    def _take_released(self) -> list[LiveTrace]:
+        out, self._released = self._released, []
         return out
 
     def due(self) -> list[LiveTrace]:
         """Traces whose window has passed, least recently active first."""
-        now = self._clock()
+        ripe = self._ripe(self._clock())
+        return [self._release(t, self._pending.pop(t)) for t in ripe]
+
+    def _ripe(self, now: float) -> list[str]:
+        """Ids of the traces whose window has passed at ``now``, oldest first."""
         ripe = []
         # Only the quiet head is visited (no copy of every key): the worker calls this
         # between every chunk of a backlog.
@@ -313,9 +342,11 @@ class LiveAssembler:
             quiet = now - flight[_LAST]
             if quiet < self.idle_s:
                 break  # ordered by last activity: everything after is fresher
-            if flight[_ROOT] or quiet >= self.orphan_ttl_s:
+            # A damaged trace is dropped whatever comes: waiting for its root (perhaps
+            # the span the queue lost) would hold its place for the orphan TTL.
+            if flight[_ROOT] or flight[_DAMAGED] or quiet >= self.orphan_ttl_s:
                 ripe.append(trace_id)
-        return [self._release(t, self._pending.pop(t)) for t in ripe]
+        return ripe
 
     def flush(self) -> list[LiveTrace]:
         """Release every trace in flight (force flush, shutdown)."""
