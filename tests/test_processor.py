@@ -293,7 +293,7 @@ def test_a_backlog_releases_due_traces_instead_of_evicting_them() -> None:
 def test_spans_queued_during_a_scoring_burst_are_taken_in_between() -> None:
     """A queued ``ReadableSpan`` is a dozen objects every garbage collection scans, on the
     agent's thread too: while a burst of due traces is scored, the worker takes the queue
-    in every few traces instead of after the whole burst."""
+    in after a step of scoring instead of after the whole burst."""
     from tracescore.criteria import informational_criteria
     from tracescore.live import engine as engine_module
 
@@ -305,7 +305,8 @@ def test_spans_queued_during_a_scoring_burst_are_taken_in_between() -> None:
         clock=lambda: now[0],
     )
     engine = proc.engine
-    settled = _when_in_flight(proc, 40)
+    step, burst = engine_module._SCORE_STEP, engine_module._MAX_RELEASED + 44
+    settled = _when_in_flight(proc, burst)
     queued_at_submit: list[int] = []
     submit = proc.scorer.submit
 
@@ -319,17 +320,16 @@ def test_spans_queued_during_a_scoring_burst_are_taken_in_between() -> None:
     tracer = provider.get_tracer("t")
     attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
     try:
-        for _ in range(40):
+        for _ in range(burst):
             tracer.start_span("invoke_agent a", attributes=attrs).end()
         engine._wake()
-        assert settled.wait(10)  # 40 traces in flight, none due
-        now[0] += 10.0  # all 40 due at the next look
+        assert settled.wait(10)  # the burst in flight, none due
+        now[0] += 10.0  # all due at the next look
         for _ in range(10):  # queued while the burst waits
             tracer.start_span("invoke_agent a", attributes=attrs).end()
         assert proc.force_flush(10_000)
-        slice_ = engine_module._SLICE
         assert queued_at_submit[0] == 10  # the burst started with the 10 spans queued
-        assert queued_at_submit[slice_] == 0  # taken in after the first slice
-        assert sum(proc.scorer.trace_outcomes.values()) == 50  # nothing lost or doubled
+        assert queued_at_submit[step] == 0  # taken in after the first step
+        assert sum(proc.scorer.trace_outcomes.values()) == burst + 10  # none lost or doubled
     finally:
         provider.shutdown()

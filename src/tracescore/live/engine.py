@@ -52,8 +52,11 @@ logger = logging.getLogger(__name__)
 # The key OTel instrumentations check (opentelemetry-instrumentation's
 # ``suppress_instrumentation`` sets the same one); the SDK's exporters set it too.
 _SUPPRESS_KEY = otel_context._SUPPRESS_INSTRUMENTATION_KEY
-_CHUNK = 2_000  # records moved per step before the loop serves judge I/O again
-_SLICE = 16  # traces scored between two looks at the queue
+_CHUNK = 1024  # records moved per step before the loop serves judge I/O again
+_SCORE_STEP = 64  # released traces scored per step (~0.1 ms each)
+_YIELD_S = 0.05  # longest stretch of work before the event loop runs again
+_PUMP_S = 0.25  # a pump under sustained load returns to the main loop after this
+_MAX_RELEASED = 256  # released traces waiting, beyond which the queue is left to wait
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,7 +136,6 @@ class LiveEngine:
         self._lifecycle = threading.Lock()
         self._reported_drops = 0
         self._releasing: deque[LiveTrace] = deque()  # released, not scored yet
-        self._in_release = False
         self._assembler = LiveAssembler(
             idle_s=opts.idle_s,
             orphan_ttl_s=opts.orphan_ttl_s,
@@ -309,12 +311,14 @@ class LiveEngine:
         self._loop = loop
         self._started.set()
         while True:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake_event.wait(), self.options.tick_s)
+            if self._releasing:  # a pump cut short by its deadline: go on at once
+                await asyncio.sleep(0)
+            else:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake_event.wait(), self.options.tick_s)
             self._wake_event.clear()
             self._wake_requested = False
             await self._pump()
-            self._release(self._assembler.due())
             if self._stopping:
                 await self._finish()
                 return
@@ -322,39 +326,56 @@ class LiveEngine:
                 await self._flush()
 
     async def _pump(self) -> None:
-        """Move the records queued now into the assembler, a chunk at a time.
+        """Move queued records into the assembler and score what it releases.
 
-        Only what was queued when the pump started: under sustained overload the worker
-        still gets to release due traces between pumps. Due traces are also released
-        before every chunk: a backlog bigger than ``max_traces`` would otherwise evict
-        (drop) traces that were complete and only waiting for the pump to end.
+        In steps, each one: release the due traces, convert up to ``_CHUNK`` queued
+        records, score up to ``_SCORE_STEP`` released traces; every ``_YIELD_S`` the event
+        loop serves judge I/O (a long stretch without it made judge calls time out; a
+        yield per step costs throughput, as every poll hands the GIL to the agent's
+        threads). Records are converted while scoring keeps up (fewer than
+        ``_MAX_RELEASED`` traces waiting), so a burst of due traces does not hold the
+        queue back; beyond that, under overload, the queue grows and sheds its oldest
+        spans, the cheapest place to shed (a trace dropped after its conversion wastes
+        the work). Returns when there is nothing left to do, or, under a sustained load,
+        once the records queued at the start were taken and ``_PUMP_S`` passed (flush and
+        shutdown requests are looked at between pumps).
         """
         budget = len(self._spans) + len(self._logs) + len(self._batches)
-        while budget > 0:
+        now = time.perf_counter()
+        next_yield, deadline = now + _YIELD_S, now + _PUMP_S
+        while True:
             self._release(self._assembler.due())
-            taken = self._intake(_CHUNK)
-            if self._batches:
-                batch_spans, batch_logs = self._batches.popleft()
-                with self._batch_lock:
-                    self._batched -= len(batch_spans) + len(batch_logs)
-                taken += 1
-                self._release(self._assembler.add(batch_spans, batch_logs))
-                self._take("spans", len(batch_spans))
-                self._take("logs", len(batch_logs))
+            taken = 0
+            if len(self._releasing) < _MAX_RELEASED:
+                taken = self._intake(_CHUNK)
+                if self._batches:
+                    batch_spans, batch_logs = self._batches.popleft()
+                    with self._batch_lock:
+                        self._batched -= len(batch_spans) + len(batch_logs)
+                    taken += 1
+                    self._release(self._assembler.add(batch_spans, batch_logs))
+                    self._take("spans", len(batch_spans))
+                    self._take("logs", len(batch_logs))
+                budget -= taken
             self._report_drops()
-            if not taken:
-                break
-            budget -= taken
-            await asyncio.sleep(0)  # let judge replies in between chunks
+            scored = self._score(_SCORE_STEP)
+            if not taken and not scored:
+                return
+            now = time.perf_counter()
+            if budget <= 0 and now >= deadline:
+                return
+            if now >= next_yield:
+                await asyncio.sleep(0)  # let judge replies in
+                next_yield = time.perf_counter() + _YIELD_S
 
     def _intake(self, limit: int) -> int:
         """Convert up to ``limit`` queued SDK spans and log records and assemble them.
 
-        Returns how many records were taken. Also called between scoring slices (see
-        :meth:`_release`): a queued ``ReadableSpan`` is a dozen objects the garbage
-        collector scans again at every collection, on whichever thread allocates, the
-        agent's included; a span in the assembler is packed into tuples the collector
-        stops tracking (see :mod:`tracescore.live.assembly`).
+        Returns how many records were taken. Called at every step of the pump: a queued
+        ``ReadableSpan`` is a dozen objects the garbage collector scans again at every
+        collection, on whichever thread allocates, the agent's included; a span in the
+        assembler is packed into tuples the collector stops tracking (see
+        :mod:`tracescore.live.assembly`).
         """
         self._mark_damaged()
         local_roots: set[str] = set()
@@ -432,32 +453,26 @@ class LiveEngine:
         self._assembler.dropped.clear()
 
     def _release(self, traces: list[LiveTrace]) -> None:
-        """Score released traces, taking queued records in every ``_SLICE`` traces.
+        """Queue released traces for scoring (by :meth:`_score`, a step at a time)."""
+        self._releasing.extend(traces)
 
-        Scoring a burst of due traces takes a while (~0.1 ms each), during which the
-        agent keeps queueing spans; converting them in between keeps the queue short
-        (see :meth:`_intake`). Re-entrant: traces released by that intake join the ones
-        being scored.
-        """
+    def _score(self, limit: int) -> int:
+        """Score up to ``limit`` released traces; returns how many."""
         pending = self._releasing
-        pending.extend(traces)
-        if self._in_release:
-            return
-        self._in_release = True
-        try:
-            scored = 0
-            while pending:
-                trace = pending.popleft()
-                try:
-                    self.scorer.submit(trace)
-                except Exception:  # a bug in scoring must not stop the worker
-                    logger.exception("scoring trace %s failed", trace.trace_id)
-                    self.scorer.count_failed(trace)
-                scored += 1
-                if scored % _SLICE == 0 and (self._spans or self._logs):
-                    self._intake(_CHUNK)
-        finally:
-            self._in_release = False
+        count = min(limit, len(pending))
+        for _ in range(count):
+            trace = pending.popleft()
+            try:
+                self.scorer.submit(trace)
+            except Exception:  # a bug in scoring must not stop the worker
+                logger.exception("scoring trace %s failed", trace.trace_id)
+                self.scorer.count_failed(trace)
+        return count
+
+    async def _score_all(self) -> None:
+        """Score every released trace, letting the event loop run between steps."""
+        while self._score(_SCORE_STEP):
+            await asyncio.sleep(0)
 
     async def _flush(self) -> None:
         """Release everything received so far; a task signals the waiters when scored.
@@ -471,6 +486,7 @@ class LiveEngine:
         await self._pump()
         self._release(self._assembler.flush())
         self._report_drops()
+        await self._score_all()
         pending = self.scorer.snapshot()
 
         async def finish() -> None:
@@ -489,6 +505,7 @@ class LiveEngine:
         self._mark_damaged()
         self._release(self._assembler.flush())
         self._report_drops()
+        await self._score_all()
         remaining = self._stop_deadline - time.monotonic()
         drained = await self.scorer.wait(max(0.0, remaining))
         if self._flushes:
