@@ -333,3 +333,50 @@ def test_spans_queued_during_a_scoring_burst_are_taken_in_between() -> None:
         assert sum(proc.scorer.trace_outcomes.values()) == burst + 10  # none lost or doubled
     finally:
         provider.shutdown()
+
+
+def test_the_event_loop_runs_while_a_backlog_is_scored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the load test on a loaded CI machine: scoring a backlog (and the traces its
+    interleaved intake released) ran without giving the event loop back for seconds, so
+    every judge call timed out. The pump now yields between steps (here at every one)."""
+    import asyncio
+
+    from tracescore.criteria import informational_criteria
+    from tracescore.live import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "_YIELD_S", 0.0)
+    now = [1000.0]
+    proc = ScoringSpanProcessor(
+        list(informational_criteria()),
+        registry=CollectorRegistry(),
+        options=LiveOptions(idle_s=2.0, tick_s=3600.0, wake_at=100_000),
+        clock=lambda: now[0],
+    )
+    backlog = 1000
+    settled = _when_in_flight(proc, backlog)
+    scored_when_loop_ran: list[int] = []
+    submitted = [0]
+    submit = proc.scorer.submit
+
+    def spy_submit(trace: Any) -> None:
+        if submitted[0] == 0:  # on the worker's loop: runs at its next turn
+            asyncio.get_running_loop().call_soon(lambda: scored_when_loop_ran.append(submitted[0]))
+        submitted[0] += 1
+        submit(trace)
+
+    proc.scorer.submit = spy_submit  # type: ignore[method-assign]
+    provider = TracerProvider()
+    provider.add_span_processor(proc)
+    tracer = provider.get_tracer("t")
+    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
+    try:
+        for _ in range(backlog):
+            tracer.start_span("invoke_agent a", attributes=attrs).end()
+        proc.engine._wake()
+        assert settled.wait(10)
+        now[0] += 10.0  # the whole backlog is due at once
+        assert proc.force_flush(10_000)
+        assert scored_when_loop_ran == [engine_module._SCORE_STEP]  # after one step
+        assert submitted[0] == backlog
+    finally:
+        provider.shutdown()
