@@ -52,7 +52,7 @@ logger = logging.getLogger(__name__)
 # The key OTel instrumentations check (opentelemetry-instrumentation's
 # ``suppress_instrumentation`` sets the same one); the SDK's exporters set it too.
 _SUPPRESS_KEY = otel_context._SUPPRESS_INSTRUMENTATION_KEY
-_CHUNK = 1024  # records moved per step before the loop serves judge I/O again
+_CHUNK = 1024  # queued records converted per step
 _SCORE_STEP = 64  # released traces scored per step (~0.1 ms each)
 _YIELD_S = 0.05  # longest stretch of work before the event loop runs again
 _PUMP_S = 0.25  # a pump under sustained load returns to the main loop after this
