@@ -240,143 +240,140 @@ def test_unreadable_log_records_are_counted_not_fatal(make: Make) -> None:
     assert proc.scorer.invocation_outcomes == {"no_golden": 1}  # the worker went on
 
 
-def _when_in_flight(proc: ScoringSpanProcessor, count: int) -> threading.Event:
-    """An event set once the worker holds ``count`` traces (seen when it looks for due ones)."""
-    assembler = proc.engine._assembler
-    reached = threading.Event()
-    due = assembler.due
+class _FakeClockRig:
+    """A processor on a fake clock whose worker looks at the queue only when told.
 
-    def spy() -> Any:
-        out = due()
-        if assembler.in_flight >= count:
-            reached.set()
-        return out
+    ``hold(n)`` ends ``n`` agent runs and waits until the worker holds them (not due yet);
+    ``make_due()`` moves the clock past their idle window; ``spy(before)`` calls
+    ``before(trace)`` on the worker before each trace is scored.
+    """
 
-    assembler.due = spy  # type: ignore[method-assign]
-    return reached
+    def __init__(self, **options: Any) -> None:
+        from tracescore.criteria import informational_criteria
+
+        self.now = 1000.0
+        self.proc = ScoringSpanProcessor(
+            list(informational_criteria()),
+            registry=CollectorRegistry(),
+            options=LiveOptions(idle_s=2.0, tick_s=3600.0, wake_at=100_000, **options),
+            clock=lambda: self.now,
+        )
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(self.proc)
+        self.tracer = self.provider.get_tracer("t")
+
+    def end_runs(self, count: int) -> None:
+        attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
+        for _ in range(count):
+            self.tracer.start_span("invoke_agent a", attributes=attrs).end()
+
+    def hold(self, count: int) -> None:
+        assembler = self.proc.engine._assembler
+        reached = threading.Event()
+        due = assembler.due
+
+        def spy_due() -> Any:  # the worker looks for due traces after taking records in
+            out = due()
+            if assembler.in_flight >= count:
+                reached.set()
+            return out
+
+        assembler.due = spy_due  # type: ignore[method-assign]
+        self.end_runs(count)
+        self.proc.engine._wake()
+        assert reached.wait(10)
+        assembler.due = due  # type: ignore[method-assign]
+
+    def make_due(self) -> None:
+        self.now += 10.0
+
+    def spy(self, before: Callable[[Any], None]) -> None:
+        submit = self.proc.scorer.submit
+
+        def spy_submit(trace: Any) -> None:
+            before(trace)
+            submit(trace)
+
+        self.proc.scorer.submit = spy_submit  # type: ignore[method-assign]
+
+    def outcomes(self) -> dict[str, int]:
+        assert self.proc.force_flush(10_000)
+        return self.proc.scorer.trace_outcomes
 
 
-def test_a_backlog_releases_due_traces_instead_of_evicting_them() -> None:
+@pytest.fixture
+def rig() -> Iterator[Callable[..., _FakeClockRig]]:
+    made: list[_FakeClockRig] = []
+
+    def build(**options: Any) -> _FakeClockRig:
+        made.append(_FakeClockRig(**options))
+        return made[-1]
+
+    yield build
+    for r in made:
+        r.provider.shutdown()
+
+
+def test_a_backlog_releases_due_traces_instead_of_evicting_them(
+    rig: Callable[..., _FakeClockRig],
+) -> None:
     """Found by the soak: one pump adding more new traces than ``max_traces`` has room for
     used to evict the oldest held traces — complete ones, only waiting for the pump to end —
     as ``dropped``. Due traces are now released before every chunk."""
-    from tracescore.criteria import informational_criteria
-
-    now = [1000.0]
-    proc = ScoringSpanProcessor(
-        list(informational_criteria()),
-        registry=CollectorRegistry(),
-        options=LiveOptions(max_traces=100, idle_s=2.0, tick_s=3600.0, wake_at=100_000),
-        clock=lambda: now[0],
-    )
-    # set when the worker took the first runs in and went back to sleep
-    settled = _when_in_flight(proc, 60)
-    provider = TracerProvider()
-    provider.add_span_processor(proc)
-    tracer = provider.get_tracer("t")
-    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
-    try:
-        for _ in range(60):
-            tracer.start_span("invoke_agent a", attributes=attrs).end()
-        proc.engine._wake()  # the worker takes the first 60 in (not due yet)
-        assert settled.wait(10)
-        now[0] += 10.0  # now they are complete and due
-        for _ in range(60):  # 120 > max_traces, in one pump
-            tracer.start_span("invoke_agent a", attributes=attrs).end()
-        assert proc.force_flush(10_000)
-        assert "dropped" not in proc.scorer.trace_outcomes
-        assert sum(proc.scorer.trace_outcomes.values()) == 120
-    finally:
-        provider.shutdown()
+    r = rig(max_traces=100)
+    r.hold(60)
+    r.make_due()
+    r.end_runs(60)  # 120 > max_traces, in one pump
+    outcomes = r.outcomes()
+    assert "dropped" not in outcomes
+    assert sum(outcomes.values()) == 120
 
 
-def test_spans_queued_during_a_scoring_burst_are_taken_in_between() -> None:
+def test_spans_queued_during_a_scoring_burst_are_taken_in_between(
+    rig: Callable[..., _FakeClockRig],
+) -> None:
     """A queued ``ReadableSpan`` is a dozen objects every garbage collection scans, on the
     agent's thread too: while a burst of due traces is scored, the worker takes the queue
     in after a step of scoring instead of after the whole burst."""
-    from tracescore.criteria import informational_criteria
     from tracescore.live import engine as engine_module
 
-    now = [1000.0]
-    proc = ScoringSpanProcessor(
-        list(informational_criteria()),
-        registry=CollectorRegistry(),
-        options=LiveOptions(idle_s=2.0, tick_s=3600.0, wake_at=100_000),
-        clock=lambda: now[0],
-    )
-    engine = proc.engine
     step, burst = engine_module._SCORE_STEP, engine_module._MAX_RELEASED + 44
-    settled = _when_in_flight(proc, burst)
+    r = rig()
+    r.hold(burst)
     queued_at_submit: list[int] = []
-    submit = proc.scorer.submit
-
-    def spy_submit(trace: Any) -> None:
-        queued_at_submit.append(len(engine._spans))
-        submit(trace)
-
-    proc.scorer.submit = spy_submit  # type: ignore[method-assign]
-    provider = TracerProvider()
-    provider.add_span_processor(proc)
-    tracer = provider.get_tracer("t")
-    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
-    try:
-        for _ in range(burst):
-            tracer.start_span("invoke_agent a", attributes=attrs).end()
-        engine._wake()
-        assert settled.wait(10)  # the burst in flight, none due
-        now[0] += 10.0  # all due at the next look
-        for _ in range(10):  # queued while the burst waits
-            tracer.start_span("invoke_agent a", attributes=attrs).end()
-        assert proc.force_flush(10_000)
-        assert queued_at_submit[0] == 10  # the burst started with the 10 spans queued
-        assert queued_at_submit[step] == 0  # taken in after the first step
-        assert sum(proc.scorer.trace_outcomes.values()) == burst + 10  # none lost or doubled
-    finally:
-        provider.shutdown()
+    r.spy(lambda _: queued_at_submit.append(len(r.proc.engine._spans)))
+    r.make_due()
+    r.end_runs(10)  # queued while the burst waits
+    outcomes = r.outcomes()
+    assert queued_at_submit[0] == 10  # the burst started with the 10 spans queued
+    assert queued_at_submit[step] == 0  # taken in after the first step
+    assert sum(outcomes.values()) == burst + 10  # none lost or doubled
 
 
-def test_the_event_loop_runs_while_a_backlog_is_scored(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_event_loop_runs_while_a_backlog_is_scored(
+    rig: Callable[..., _FakeClockRig], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Found by the load test on a loaded CI machine: scoring a backlog (and the traces its
     interleaved intake released) ran without giving the event loop back for seconds, so
     every judge call timed out. The pump now yields between steps (here at every one)."""
     import asyncio
 
-    from tracescore.criteria import informational_criteria
     from tracescore.live import engine as engine_module
 
     monkeypatch.setattr(engine_module, "_YIELD_S", 0.0)
-    now = [1000.0]
-    proc = ScoringSpanProcessor(
-        list(informational_criteria()),
-        registry=CollectorRegistry(),
-        options=LiveOptions(idle_s=2.0, tick_s=3600.0, wake_at=100_000),
-        clock=lambda: now[0],
-    )
     backlog = 1000
-    settled = _when_in_flight(proc, backlog)
+    r = rig()
+    r.hold(backlog)
     scored_when_loop_ran: list[int] = []
     submitted = [0]
-    submit = proc.scorer.submit
 
-    def spy_submit(trace: Any) -> None:
+    def before(_: Any) -> None:
         if submitted[0] == 0:  # on the worker's loop: runs at its next turn
             asyncio.get_running_loop().call_soon(lambda: scored_when_loop_ran.append(submitted[0]))
         submitted[0] += 1
-        submit(trace)
 
-    proc.scorer.submit = spy_submit  # type: ignore[method-assign]
-    provider = TracerProvider()
-    provider.add_span_processor(proc)
-    tracer = provider.get_tracer("t")
-    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
-    try:
-        for _ in range(backlog):
-            tracer.start_span("invoke_agent a", attributes=attrs).end()
-        proc.engine._wake()
-        assert settled.wait(10)
-        now[0] += 10.0  # the whole backlog is due at once
-        assert proc.force_flush(10_000)
-        assert scored_when_loop_ran == [engine_module._SCORE_STEP]  # after one step
-        assert submitted[0] == backlog
-    finally:
-        provider.shutdown()
+    r.spy(before)
+    r.make_due()  # the whole backlog is due at once
+    r.outcomes()
+    assert scored_when_loop_ran == [engine_module._SCORE_STEP]  # after one step
+    assert submitted[0] == backlog

@@ -112,9 +112,15 @@ def test_damaged_traces_are_released_as_dropped() -> None:
     t = TraceBuilder()
     asm.damage(t.trace_id)  # its span was lost before it arrived
     asm.add([t.span("root")])
+    rootless = TraceBuilder()  # the lost span was its root: no waiting for the orphan TTL
+    asm.damage(rootless.trace_id)
+    asm.add([rootless.span("child", rootless.span("lost-root"))])
     clock.now += 1
-    [done] = asm.due()
-    assert done.kind == "dropped" and done.drop_reason == "queue_full"
+    done = asm.due()
+    assert [(x.trace_id, x.kind, x.drop_reason) for x in done] == [
+        (t.trace_id, "dropped", "queue_full"),
+        (rootless.trace_id, "dropped", "queue_full"),
+    ]
     # logs without a trace id cannot be tied to anything
     from tracescore.spans import LogRecord
 

@@ -241,9 +241,9 @@ class LiveAssembler:
         finished work makes an overloaded worker fall further behind.
         """
         released = self._released
-        ripe = self._ripe(now)
+        ripe = self._release_ripe(now)
         if ripe:
-            released.extend(self._release(t, self._pending.pop(t)) for t in ripe)
+            released.extend(ripe)
             return
         oldest_id, oldest = self._pending.popitem(last=False)
         if oldest[_ROOT]:
@@ -330,11 +330,10 @@ class LiveAssembler:
 
     def due(self) -> list[LiveTrace]:
         """Traces whose window has passed, least recently active first."""
-        ripe = self._ripe(self._clock())
-        return [self._release(t, self._pending.pop(t)) for t in ripe]
+        return self._release_ripe(self._clock())
 
-    def _ripe(self, now: float) -> list[str]:
-        """Ids of the traces whose window has passed at ``now``, oldest first."""
+    def _release_ripe(self, now: float) -> list[LiveTrace]:
+        """Release the traces whose window has passed at ``now``, oldest first."""
         ripe = []
         # Only the quiet head is visited (no copy of every key): the worker calls this
         # between every chunk of a backlog.
@@ -346,7 +345,7 @@ class LiveAssembler:
             # the span the queue lost) would hold its place for the orphan TTL.
             if flight[_ROOT] or flight[_DAMAGED] or quiet >= self.orphan_ttl_s:
                 ripe.append(trace_id)
-        return ripe
+        return [self._release(t, self._pending.pop(t)) for t in ripe]
 
     def flush(self) -> list[LiveTrace]:
         """Release every trace in flight (force flush, shutdown)."""
