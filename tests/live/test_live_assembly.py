@@ -228,6 +228,27 @@ def test_a_plain_span_in_flight_is_not_tracked_by_the_collector() -> None:
     assert trace.spans[1].attributes == {"tags": ["x", "y"]}
 
 
+def test_a_released_trace_stays_packed_until_its_spans_are_read() -> None:
+    # Under overload hundreds of released traces wait for the scorer: unpacked, each span
+    # would be tracked objects every collection walks.
+    spans = [
+        _record("d" * 32, "1" * 16, attributes={"gen_ai.agent.name": "a"}),
+        dataclasses.replace(
+            _record("d" * 32, "2" * 16, attributes={"tags": ["x"]}), parent_span_id="1" * 16
+        ),
+    ]
+    expected = [dataclasses.replace(s) for s in spans]
+    asm = LiveAssembler(idle_s=1, clock=Clock())
+    asm.add(spans)
+    [trace] = asm.flush()
+    for _ in range(3):  # one level of nesting per collection (the list value a tuple)
+        gc.collect()
+    assert not gc.is_tracked(trace.held)
+    assert trace.spans == expected
+    assert trace.spans is trace.spans  # unpacked once, then kept
+    assert trace.held == ()  # the packed form is let go
+
+
 def test_a_long_trace_keeps_every_span_in_order_past_the_tuple_size() -> None:
     from tracescore.live.assembly import _TUPLE_SPANS
 

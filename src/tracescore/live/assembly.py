@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Container, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from tracescore.spans import Attributes, LogRecord, SpanRecord
@@ -133,9 +133,13 @@ class _SpanPacker:
 class LiveTrace:
     """The records of one released trace, and how it left.
 
+    Its spans stay packed (see :class:`_SpanPacker`) until :attr:`spans` is first read:
+    when the worker falls behind, hundreds of released traces wait to be scored, and
+    unpacked they would be a dozen tracked objects per span for every collection to walk,
+    on the agent's thread too.
+
     Attributes:
         trace_id: Hex trace id.
-        spans: Spans in arrival order.
         logs: Correlated log records in arrival order.
         root_seen: A span without a (local) parent arrived.
         damaged: Some of its records were lost before assembly.
@@ -146,13 +150,24 @@ class LiveTrace:
     """
 
     trace_id: str
-    spans: Sequence[SpanRecord] = ()
+    held: Sequence[_Held]
+    unpack: Callable[[_Held], SpanRecord]
     logs: Sequence[LogRecord] = ()
     root_seen: bool = False
     damaged: bool = False
     last_s: float = 0.0
     kind: ReleaseKind = "complete"
     drop_reason: str | None = None
+    _spans: list[SpanRecord] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def spans(self) -> list[SpanRecord]:
+        """Spans in arrival order (unpacked on first read, then kept)."""
+        spans = self._spans
+        if spans is None:
+            spans = self._spans = list(map(self.unpack, self.held))
+            self.held = ()
+        return spans
 
 
 # A trace in flight is a plain tuple, replaced on every record: (last_s, root_seen,
@@ -360,7 +375,7 @@ class LiveAssembler:
         kind: ReleaseKind | None = None,
         reason: str | None = None,
     ) -> LiveTrace:
-        """The released trace, unpacked; ``kind`` None: complete once its root arrived."""
+        """The released trace, spans still packed; ``kind`` None: complete once rooted."""
         last_s, root, damaged, held, logs = flight
         if kind is None:
             kind = "complete" if root else "incomplete"
@@ -371,7 +386,8 @@ class LiveAssembler:
             self._recent.popitem(last=False)
         return LiveTrace(
             trace_id=trace_id,
-            spans=list(map(self._packer.unpack, held)),
+            held=held,
+            unpack=self._packer.unpack,
             logs=logs,
             root_seen=root,
             damaged=damaged,
