@@ -119,3 +119,13 @@ def test_live_sections_feed_serve_defaults(tmp_path: Path) -> None:
     assert serve["config_path"] == str(tmp_path / "c.json")
     policy = settings.sampling.policy()
     assert (policy.rate, policy.by) == (0.5, "conversation")
+
+
+def test_live_defaults_of_the_settings_file_are_the_engines() -> None:
+    # The bounds are declared twice (pydantic at the edge, a dataclass in the engine): a
+    # default changed in one place only would make the processor built from a settings
+    # file behave unlike the one built from Python.
+    from tracescore.live.config import LiveSettings
+    from tracescore.live.engine import LiveOptions
+
+    assert LiveSettings().options() == LiveOptions()

@@ -6,7 +6,7 @@ Sections of the settings file (all optional)::
     goldens = ["goldens/"]
     eval_config = "eval_config.json"   # or: criteria = { response_match_score = 0.8 }
     idle_s = 2.0
-    max_queue = 100000
+    max_queue = 16384
 
     [sampling]
     rate = 1.0
@@ -71,7 +71,7 @@ class LiveSettings(_Section):
     goldens: list[str] | None = None
     eval_config: str | None = None
     criteria: dict[str, Any] | None = None
-    max_queue: int = Field(default=100_000, ge=1)
+    max_queue: int = Field(default=16_384, ge=1)
     wake_at: int = Field(default=512, ge=1)
     tick_s: float = Field(default=0.25, gt=0)
     idle_s: float = Field(default=2.0, ge=0)

@@ -77,7 +77,7 @@ class LiveOptions:
 
     """
 
-    max_queue: int = 100_000
+    max_queue: int = 16_384
     wake_at: int = 512
     tick_s: float = 0.25
     idle_s: float = 2.0
