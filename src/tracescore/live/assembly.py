@@ -140,6 +140,8 @@ class LiveTrace:
 
     Attributes:
         trace_id: Hex trace id.
+        held: Its spans as they were held in flight (emptied once unpacked).
+        unpack: Turns a held span back into its record.
         logs: Correlated log records in arrival order.
         root_seen: A span without a (local) parent arrived.
         damaged: Some of its records were lost before assembly.
