@@ -160,3 +160,55 @@ def test_evaluation_events_are_tied_to_the_root_span() -> None:
     # the prompt that left the process was redacted, too
     [prompt] = router.prompts[SAFETY]
     assert "weather?" in prompt and "4111" not in prompt
+
+
+def test_judge_calls_are_not_traced_by_an_instrumented_http_client() -> None:
+    """The judge's HTTP calls run with instrumentation suppressed: an httpx instrumentation
+    on the agent's provider records none of them, so tracescore never scores its own spans
+    (the control request from the test's thread is recorded)."""
+    import asyncio
+
+    import httpx
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    def http_spans() -> list[Any]:
+        return [
+            s
+            for s in exported.get_finished_spans()
+            if any(k.startswith("http.") for k in s.attributes or {})
+        ]
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    instrumentor = HTTPXClientInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)  # before the judge builds its client
+    try:
+        with FakeGemini(Router({SAFETY: [SAFE]})) as fake:
+            proc = ScoringSpanProcessor(
+                CRITERIA,
+                judge=make_judge(fake.base_url),
+                registry=CollectorRegistry(),
+                sampling=ALL_JUDGED,
+            )
+            provider.add_span_processor(proc)
+            provider.add_span_processor(SimpleSpanProcessor(exported))
+            tracer = provider.get_tracer("t")
+            for _ in range(3):
+                run_agent(tracer)
+            assert proc.force_flush(20_000)
+            assert fake.calls == 3
+            assert http_spans() == []
+            reg = proc.registry
+            assert total(reg, "tracescore_invocations_total", "outcome") == {"no_golden": 3}
+
+            async def control() -> None:
+                async with httpx.AsyncClient() as client:
+                    await client.get(fake.base_url + "/control")
+
+            asyncio.run(control())
+            assert len(http_spans()) == 1
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
