@@ -122,10 +122,10 @@ def test_live_sections_feed_serve_defaults(tmp_path: Path) -> None:
 
 
 def test_live_defaults_of_the_settings_file_are_the_engines() -> None:
-    # The bounds are declared twice (pydantic at the edge, a dataclass in the engine): a
-    # default changed in one place only would make the processor built from a settings
-    # file behave unlike the one built from Python.
+    # A processor built from a settings file behaves like one built from Python: every
+    # bound the file can set defaults to the engine's value, none is left out.
     from tracescore.live.config import LiveSettings
     from tracescore.live.engine import LiveOptions
 
     assert LiveSettings().options() == LiveOptions()
+    assert set(LiveOptions.__dataclass_fields__) <= set(LiveSettings.model_fields)

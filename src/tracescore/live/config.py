@@ -61,6 +61,9 @@ __all__ = [
 ]
 
 
+_ENGINE = LiveOptions()
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -71,15 +74,16 @@ class LiveSettings(_Section):
     goldens: list[str] | None = None
     eval_config: str | None = None
     criteria: dict[str, Any] | None = None
-    max_queue: int = Field(default=16_384, ge=1)
-    wake_at: int = Field(default=512, ge=1)
-    tick_s: float = Field(default=0.25, gt=0)
-    idle_s: float = Field(default=2.0, ge=0)
-    orphan_ttl_s: float = Field(default=120.0, ge=0)
-    max_traces: int = Field(default=10_000, ge=1)
-    max_spans_per_trace: int = Field(default=10_000, ge=1)
-    max_judged_traces: int = Field(default=256, ge=1)
-    shutdown_timeout_s: float = Field(default=30.0, ge=0)
+    # Defaults are the engine's own (one place to change them); the file adds the checks.
+    max_queue: int = Field(default=_ENGINE.max_queue, ge=1)
+    wake_at: int = Field(default=_ENGINE.wake_at, ge=1)
+    tick_s: float = Field(default=_ENGINE.tick_s, gt=0)
+    idle_s: float = Field(default=_ENGINE.idle_s, ge=0)
+    orphan_ttl_s: float = Field(default=_ENGINE.orphan_ttl_s, ge=0)
+    max_traces: int = Field(default=_ENGINE.max_traces, ge=1)
+    max_spans_per_trace: int = Field(default=_ENGINE.max_spans_per_trace, ge=1)
+    max_judged_traces: int = Field(default=_ENGINE.max_judged_traces, ge=1)
+    shutdown_timeout_s: float = Field(default=_ENGINE.shutdown_timeout_s, ge=0)
 
     def options(self) -> LiveOptions:
         """The engine options these settings describe."""
