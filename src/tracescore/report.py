@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Final
 from xml.etree import ElementTree as ET
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from tracescore.conventions.messages import JsonValue
 from tracescore.criteria.base import EvalStatus
@@ -39,58 +40,112 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}".rstrip("0").rstrip(".") or "0"
 
 
-def _status(status: EvalStatus) -> str:
-    return f"[{_STYLE[status]}]{_LABEL[status]}[/]"
+#: C0 and C1 control characters (newline and tab kept) shown as U+FFFD: ids, reasons and
+#: judge rationales come from traces and judges, and an ESC in them must not reach the
+#: terminal as an escape sequence.
+_CONTROLS: Final = {
+    c: "\ufffd" for c in (*range(0x20), *range(0x7F, 0xA0)) if c not in (0x09, 0x0A)
+}
+
+
+def _safe(text: str) -> str:
+    return text.translate(_CONTROLS)
+
+
+class _Painter:
+    """Styles as the console renders them: ANSI codes on a colour terminal, none when piped.
+
+    The report is written as plain strings (see :func:`print_report`); each style's codes
+    are rendered once through the console, so colour and ``NO_COLOR`` follow rich's rules.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._codes: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, text: str, style: str) -> str:
+        codes = self._codes.get(style)
+        if codes is None:
+            with self._console.capture() as capture:
+                self._console.print(Text("\x00", style=style), end="", soft_wrap=True)
+            before, _, after = capture.get().partition("\x00")
+            codes = self._codes[style] = (before, after)
+        return f"{codes[0]}{text}{codes[1]}" if codes[0] else text
+
+    def status(self, status: EvalStatus) -> str:
+        return self(_LABEL[status], _STYLE[status])
 
 
 def print_report(result: ReplayResult, console: Console, *, detailed: bool = False) -> None:
-    """Print the per-case summary (and, with ``detailed``, per-invocation rows)."""
+    """Print the per-case summary (and, with ``detailed``, per-invocation rows).
+
+    Each case is its title and status, the reasons its invocations were not scored, and a
+    table of its criteria laid out as rich lays out a ``Table(box=None, pad_edge=False)``
+    (columns two spaces apart, none wrapped). The text is composed here and written in
+    large chunks: through rich, a 13k-invocation replay took ~2 ms per case (19 s for
+    8.7k cases), more than the replay itself.
+    """
+    paint = _Painter(console)
+    lines: list[str] = []
     for case in result.cases:
         title = f"{case.eval_set_id}/{case.eval_id}" if case.eval_set_id else case.eval_id
         if case.eval_set_id is None:
             outcomes = {r.outcome for r in case.invocations}
             title += " (not evaluable)" if outcomes == {"not_evaluable"} else " (no golden)"
-        console.print(f"[bold]{title}[/]: {_status(case.status)}", highlight=False)
+        lines.append(f"{paint(_safe(title), 'bold')}: {paint.status(case.status)}")
         for reason in sorted({r.reason for r in case.invocations if r.reason}):
-            console.print(f"  why: {reason}", highlight=False, markup=False)
-        table = Table(show_header=True, box=None, pad_edge=False)
-        for col in ("criterion", "status", "score", "threshold"):
-            table.add_column(col)
-        for crit in case.criteria:
-            table.add_row(
-                crit.criterion, _status(crit.status), _fmt(crit.score), _fmt(crit.threshold)
-            )
-        console.print(table)
+            lines.append(f"  why: {_safe(reason)}")
+        lines.extend(_criteria_table(case, paint))
         if detailed:
-            _details(case, console)
+            _details(case, paint, lines)
+        if len(lines) >= _LINES_PER_WRITE:
+            _write(console, lines)
+    _write(console, lines)
     _summary(result, console)
 
 
-def _details(case: CaseResult, console: Console) -> None:
+_LINES_PER_WRITE: Final = 4096
+_HEADER: Final = ("criterion", "status", "score", "threshold")
+
+
+def _criteria_table(case: CaseResult, paint: _Painter) -> list[str]:
+    rows = [
+        (c.criterion, _LABEL[c.status], _fmt(c.score), _fmt(c.threshold), c.status)
+        for c in case.criteria
+    ]
+    widths = [max(len(h), *(len(r[k]) for r in rows)) for k, h in enumerate(_HEADER)]
+    header = "  ".join(paint(h.ljust(w), "bold") for h, w in zip(_HEADER, widths))
+    out = [header]
+    for name, label, score, threshold, status in rows:
+        styled = paint.status(status) + " " * (widths[1] - len(label))
+        cells = (name.ljust(widths[0]), styled, score.ljust(widths[2]), threshold)
+        out.append("  ".join(cells))
+    return out
+
+
+def _write(console: Console, lines: list[str]) -> None:
+    if lines:
+        console.file.write("\n".join(lines) + "\n")
+        lines.clear()
+
+
+def _details(case: CaseResult, paint: _Painter, lines: list[str]) -> None:
     for res in case.invocations:
         inv, exp = res.invocation, res.expected
-        console.print(
-            f"  turn {res.golden.turn if res.golden else '-'} · {res.outcome}", highlight=False
-        )
-        console.print(f"    prompt:   {inv.user_content!r}", highlight=False, markup=False)
-        console.print(
-            f"    response: {inv.final_response!r}"
-            + (f"\n    expected: {exp.final_response!r}" if exp else ""),
-            highlight=False,
-            markup=False,
-        )
+        lines.append(f"  turn {res.golden.turn if res.golden else '-'} · {res.outcome}")
+        lines.append(f"    prompt:   {inv.user_content!r}")
+        lines.append(f"    response: {inv.final_response!r}")
+        if exp:
+            lines.append(f"    expected: {exp.final_response!r}")
         actual_calls = [f"{c.name}({c.args!r})" for c in inv.tool_calls]
-        console.print(f"    tools:    {actual_calls}", highlight=False, markup=False)
+        lines.append(f"    tools:    {_safe(str(actual_calls))}")
         if exp:
             expected_calls = [f"{c.name}({c.args!r})" for c in exp.tool_calls]
-            console.print(f"    expected: {expected_calls}", highlight=False, markup=False)
+            lines.append(f"    expected: {_safe(str(expected_calls))}")
         for r in res.results:
-            why = f" ({r.reason})" if r.reason else ""
-            console.print(
-                f"    {r.criterion}: {_status(r.status)} {_fmt(r.score)}{why}", highlight=False
-            )
-            for line in _judge_lines(r.details):
-                console.print(f"      {line}", highlight=False, markup=False)
+            why = f" ({_safe(r.reason)})" if r.reason else ""
+            lines.append(f"    {r.criterion}: {paint.status(r.status)} {_fmt(r.score)}{why}")
+            lines.extend(f"      {_safe(line)}" for line in _judge_lines(r.details))
 
 
 def _clip(text: object, limit: int = 160) -> str:
@@ -155,6 +210,7 @@ def _summary(result: ReplayResult, console: Console) -> None:
         f"{outcomes['no_golden']} without golden, {outcomes['not_evaluable']} not evaluable"
         + (f", {outcomes['judge_error']} judge errors" if outcomes["judge_error"] else ""),
         highlight=False,
+        soft_wrap=True,  # one line, whatever the width: scripts grep it
     )
 
 
