@@ -17,7 +17,13 @@ from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, invocations_from_batches
-from tracescore.parallel import _count_newlines, plan_parts, write_jsonl_parallel
+from tracescore.model import Invocation
+from tracescore.parallel import (
+    _count_newlines,
+    import_parallel,
+    plan_parts,
+    write_jsonl_parallel,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import gen_traces
@@ -59,6 +65,28 @@ def test_parallel_output_equals_sequential(traffic: Path, idle: int, part_bytes:
     for name in ("spans", "logs", "traces", "invocations", "traces_without_agent"):
         assert getattr(par, name) == getattr(seq, name), name
     assert par.records == seq.records
+
+
+@pytest.mark.parametrize(("idle", "part_bytes"), [(400, 1_500_000), (5_000, 2_000_000)])
+def test_parallel_invocations_equal_sequential(traffic: Path, idle: int, part_bytes: int) -> None:
+    """What ``replay`` scores: the invocation objects themselves, every field."""
+    seq = ImportStats()
+    expected = list(
+        invocations_from_batches(
+            read_file(str(traffic)), seq, assembler=TraceAssembler(idle_records=idle)
+        )
+    )
+    parts = plan_parts([str(traffic)], jobs=3, idle_records=idle, min_part_bytes=part_bytes)
+    assert len(parts) >= 3
+    par = ImportStats()
+    got = import_parallel(parts, par, jobs=3, idle_records=idle)
+
+    def key(inv: Invocation) -> tuple[str, str]:
+        return inv.trace_id, inv.root_span_id or ""
+
+    assert sorted(got, key=key) == sorted(expected, key=key)
+    assert len(got) == par.invocations == seq.invocations
+    assert (par.records, par.traces) == (seq.records, seq.traces)
 
 
 def test_bad_lines_keep_their_line_numbers(traffic: Path, tmp_path: Path) -> None:

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
+from tracescore import parallel
+from tracescore.assembly import TraceAssembler
 from tracescore.cli import main
+from tracescore.criteria import informational_criteria
+from tracescore.eval_config import load_eval_config
+from tracescore.evalset import conversations_to_evalset
+from tracescore.goldens import load_goldens
+from tracescore.importer import ImportStats, import_paths
+from tracescore.model import Invocation, group_conversations
+from tracescore.replay import ReplayResult, replay
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ARGS = [
@@ -103,3 +115,79 @@ def test_config_and_golden_mistakes_exit_2(tmp_path: Path) -> None:
     code, _, err = run("replay", str(EXAMPLES / "traces"), "--goldens", str(broken))
     assert code == 2
     assert "g.evalset.json" in err
+
+
+@pytest.fixture(scope="module")
+def traffic_and_goldens(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Generated agent traffic and an evalset of its own turns (a golden for each)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gen_traces
+
+    base = tmp_path_factory.mktemp("replay_jobs")
+    traffic = base / "traffic.jsonl"
+    gen_traces.generate(4000, traffic, seed=11)
+    turns = [
+        i
+        for i in import_paths(
+            [str(traffic)], ImportStats(), assembler=TraceAssembler(idle_records=400)
+        )
+        if i.parent_tool_span_id is None
+    ]
+    doc, written, _ = conversations_to_evalset(group_conversations(turns), eval_set_id="own")
+    assert written > 50
+    goldens = base / "own.evalset.json"
+    goldens.write_bytes(orjson.dumps(doc))
+    return traffic, goldens
+
+
+def test_parallel_replay_scores_exactly_as_one_process(
+    traffic_and_goldens: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traffic, golden_path = traffic_and_goldens
+    # The 4k-span file is ~10 MB: lower the floor so it splits.
+    monkeypatch.setattr(parallel, "_MIN_PART_BYTES", 1_000_000)
+    calls: list[int] = []
+    original = parallel.import_parallel
+
+    def spy(*args: Any, **kwargs: Any) -> list[Invocation]:
+        calls.append(len(args[0]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr("tracescore.replay.import_parallel", spy)
+    criteria = [*load_eval_config(None), *informational_criteria()]
+    goldens = load_goldens([str(golden_path)])
+    one = replay([str(traffic)], criteria, goldens=goldens, idle_records=400)
+    assert calls == []
+    two = replay([str(traffic)], criteria, goldens=goldens, idle_records=400, jobs=2)
+    assert calls and calls[0] >= 2  # the parallel import ran
+
+    def rows(result: ReplayResult) -> list[tuple[object, ...]]:
+        return sorted(
+            (r.invocation.trace_id, r.invocation.root_span_id, r.golden, r.outcome, r.results)
+            for r in result.invocations
+        )
+
+    assert rows(two) == rows(one)
+    assert sum(r.outcome == "scored" for r in one.invocations) > 50
+    cases = {(c.eval_set_id, c.eval_id): (c.status, c.criteria) for c in one.cases}
+    assert {(c.eval_set_id, c.eval_id): (c.status, c.criteria) for c in two.cases} == cases
+    assert (two.stats.records, two.stats.invocations) == (
+        one.stats.records,
+        one.stats.invocations,
+    )
+
+
+def test_cli_replay_jobs_write_the_same_results(
+    traffic_and_goldens: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traffic, goldens = traffic_and_goldens
+    monkeypatch.setattr(parallel, "_MIN_PART_BYTES", 1_000_000)
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"results{jobs}.jsonl"
+        args = ["replay", str(traffic), "--goldens", str(goldens), "--idle-records", "400"]
+        code, stdout, err = run(*args, "-j", jobs, "--output", str(out))
+        assert code == 0, err
+        outs.append((sorted(out.read_bytes().splitlines()), sorted(stdout.splitlines())))
+    assert outs[0] == outs[1]
+    assert len(outs[0][0]) > 50

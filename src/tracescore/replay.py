@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from tracescore.assembly import TraceAssembler
+from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
 from tracescore.criteria import Criterion
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.files import expand_paths, read_file
@@ -21,6 +21,7 @@ from tracescore.goldens import GoldenIndex, GoldenSet, load_golden_file
 from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.judge.client import JudgeClient
 from tracescore.model import Invocation, group_conversations
+from tracescore.parallel import import_parallel, parallel_parts, resolve_jobs
 from tracescore.scoring import (
     CaseResult,
     InvocationResult,
@@ -67,8 +68,14 @@ def replay(
     idle_records: int | None = None,
     on_error: Callable[[TraceFormatError], None] | None = None,
     judge: JudgeClient | None = None,
+    jobs: int = 1,
 ) -> ReplayResult:
     """Score the invocations in ``paths`` with ``criteria`` against ``goldens``.
+
+    With ``jobs`` above 1 (0: one per CPU), large plain JSON Lines inputs are imported on
+    that many processes (:func:`tracescore.parallel.import_parallel`), as ``tracescore
+    import`` does; the invocations are the same, scored here. Workers are forked while
+    no other thread runs (they then share the loaded goldens), else spawned.
 
     Raises:
         InputError: a path cannot be read.
@@ -83,11 +90,17 @@ def replay(
         if path not in trace_files:
             actual.extend(_recorded_runs(path))
     stats = ImportStats(files=len(files))
-    if trace_files:
-        asm = (
-            TraceAssembler() if idle_records is None else TraceAssembler(idle_records=idle_records)
+    idle = DEFAULT_IDLE_RECORDS if idle_records is None else idle_records
+    parts = parallel_parts(trace_files, jobs=jobs, idle_records=idle, strict=strict)
+    if parts:
+        actual.extend(
+            import_parallel(
+                parts, stats, jobs=resolve_jobs(jobs), idle_records=idle, on_error=on_error
+            )
         )
+    elif trace_files:
         batches = (b for f in trace_files for b in read_file(f))
+        asm = TraceAssembler(idle_records=idle)
         actual.extend(
             invocations_from_batches(
                 batches, stats, strict=strict, assembler=asm, on_error=on_error

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Reporter",
     "idle_records_option",
+    "jobs_option",
     "judge_options",
     "judge_settings",
     "main",
@@ -112,6 +113,18 @@ idle_records_option = click.option(
     help="Records without news of a trace (root seen) before it counts as complete. "
     "Raise it when the summary reports late records.",
 )
+
+
+def jobs_option(what: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """``-j/--jobs``: processes for ``what`` (0, the default, means one per CPU)."""
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default="0 = one per CPU",
+        help=f"Processes for {what} (split at line boundaries).",
+    )
 
 
 class Reporter:

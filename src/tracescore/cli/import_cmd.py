@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tracescore.assembly import TraceAssembler
-from tracescore.cli.app import Reporter, idle_records_option, main, stderr
+from tracescore.cli.app import Reporter, idle_records_option, jobs_option, main, stderr
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
@@ -23,7 +23,7 @@ from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
 from tracescore.model import Invocation, group_conversations
-from tracescore.parallel import Part, plan_parts, write_jsonl_parallel
+from tracescore.parallel import Part, parallel_parts, resolve_jobs, write_jsonl_parallel
 
 __all__ = ["import_command"]
 
@@ -96,14 +96,7 @@ def _open_output(output: str) -> tuple[IO[bytes], str | None]:
 )
 @click.option("--eval-set-id", default=None, help="eval_set_id of the written evalset.")
 @idle_records_option
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default="0 = one per CPU",
-    help="Processes for large JSON Lines inputs written as jsonl (split at line boundaries).",
-)
+@jobs_option("large JSON Lines inputs written as jsonl")
 @click.option("--strict", is_flag=True, help="Stop at the first bad record.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary on stderr.")
 def import_command(
@@ -138,7 +131,7 @@ def import_command(
                         parts,
                         out,
                         stats,
-                        jobs=_jobs(jobs),
+                        jobs=resolve_jobs(jobs),
                         idle_records=idle_records,
                         on_error=reporter.error,
                     )
@@ -174,22 +167,16 @@ def import_command(
         raise SystemExit(1)
 
 
-def _jobs(jobs: int) -> int:
-    return jobs or os.cpu_count() or 1
-
-
 def _parallel_parts(
     files: Sequence[str], *, fmt: str, jobs: int, strict: bool, idle: int
 ) -> list[Part] | None:
     """The parts of a parallel import, or None when it runs in this process.
 
-    In-process when: one job, ``--strict`` (the first bad record stops everything),
-    stdin among the inputs, evalset output (built whole anyway), or nothing to split.
+    In-process also for evalset output: the evalset is built whole anyway.
     """
-    if _jobs(jobs) < 2 or strict or fmt != "jsonl" or "-" in files:
+    if fmt != "jsonl":
         return None
-    parts = plan_parts(files, jobs=_jobs(jobs), idle_records=idle)
-    return parts if len(parts) > 1 else None
+    return parallel_parts(files, jobs=jobs, idle_records=idle, strict=strict)
 
 
 def _write(

@@ -10,6 +10,7 @@ from rich.console import Console
 from tracescore.cli.app import (
     Reporter,
     idle_records_option,
+    jobs_option,
     judge_options,
     judge_settings,
     main,
@@ -49,6 +50,7 @@ _LATENCY_GC_THRESHOLD: Final = 700
 @click.option("--junit", default=None, help="Write a JUnit XML report here.")
 @click.option("--detailed", is_flag=True, help="Per-invocation rows in the report.")
 @idle_records_option
+@jobs_option("importing large plain JSON Lines inputs")
 @click.option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="No report on stdout.")
 @judge_options
@@ -74,6 +76,7 @@ def replay_command(
     junit: str | None,
     detailed: bool,
     idle_records: int,
+    jobs: int,
     strict: bool,
     quiet: bool,
     judge_backend: str | None,
@@ -127,6 +130,7 @@ def replay_command(
                 idle_records=idle_records,
                 on_error=reporter.error,
                 judge=judge,
+                jobs=jobs,
             )
         if output:
             write_file(output, results_jsonl(result))
