@@ -22,12 +22,20 @@ One run, in this order:
        does it (collector paused while loading, then ``bulk_gc`` for the replay);
    (b') the same replay with the goldens loaded before the clock starts (information:
        here the goldens are as many as the turns, 13k, far more than a curated set);
-4. spans/s of each (best round), how many invocations were scored / had no golden / were
+4. ``--cli-repeat`` paired rounds of the commands a user runs, each a fresh process
+   (interpreter start included) with its default ``--jobs`` (one process per CPU):
+   (c) ``tracescore import FILE --format jsonl -o OUT``;
+   (d) ``tracescore replay FILE --goldens G --config C --output OUT`` with the criteria of
+       (b) (``rouge_match`` is ``response_match_score``: the AgentFlow spelling is needed
+       beside ``contains_keywords``), its report written to /dev/null;
+   the median of the per-round ratios (d)/(c) is printed for information: the import
+   spreads over the CPUs, while the replay scores in one process after a parallel import;
+5. spans/s of each (best round), how many invocations were scored / had no golden / were
    not evaluable, and the ratio (b)/(a) of wall times as the median of the per-round
    ratios, held to <= 1.25 (CPU-time ratios and (b')/(a) printed too). On the 2-core VM
    this was tuned on, single rounds swing by up to 1.5x, in CPU time as much as in wall
    time; paired rounds and the median cancel part of that, not all;
-5. where the time beyond the import goes, measured step by step without a profiler on
+6. where the time beyond the import goes, measured step by step without a profiler on
    invocations imported once: loading the goldens, grouping + matching, each criterion
    over every turn (ROUGE with an empty stemming cache), the per-case summary.
 
@@ -38,7 +46,7 @@ so that load from other processes weighs on all of them alike.
 
 Usage::
 
-    python benchmarks/bench_replay.py [--repeat 5] [--spans 200000] [--profile]
+    python benchmarks/bench_replay.py [--repeat 5] [--cli-repeat 3] [--spans 200000] [--profile]
 
 Exit status 1 when the target is missed or not every turn found its golden.
 """
@@ -53,6 +61,7 @@ import os
 import platform
 import pstats
 import statistics
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -126,6 +135,54 @@ def ensure_goldens(traces: Path) -> tuple[Path, int, int]:
         flush=True,
     )
     return path, written, skipped
+
+
+#: The criteria of ``criteria()`` as an ADK config the CLI reads (the informational ones
+#: the CLI adds itself).
+CLI_CONFIG = {
+    "criteria": {
+        "tool_trajectory_avg_score": 1.0,
+        "rouge_match": 0.8,
+        "tool_name_match_score": 1.0,
+        "contains_keywords": {"threshold": 1.0, "keywords": ["the"]},
+    }
+}
+
+
+def cli(*args: str) -> float:
+    """Wall time of ``tracescore ARGS`` in a fresh process, stdout to /dev/null."""
+    t0 = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-c", "from tracescore.cli import main; main()", *args],
+        stdout=subprocess.DEVNULL,
+        check=False,
+    )
+    elapsed = time.perf_counter() - t0
+    if run.returncode not in (0, 1):  # 1: some criterion failed, still a full run
+        raise SystemExit(f"tracescore {args[0]} exited {run.returncode}")
+    return elapsed
+
+
+def cli_rounds(traces: Path, goldens: Path, repeat: int) -> tuple[list[float], list[float]]:
+    """(c) and (d) wall times, alternating which goes first from round to round."""
+    config = OUT / "bench_replay.eval_config.json"
+    config.write_bytes(orjson.dumps(CLI_CONFIG))
+    imported, results = OUT / "cli-import.jsonl", OUT / "cli-replay.jsonl"
+    c_args = ["import", str(traces), "--format", "jsonl", "-q", "-o", str(imported)]
+    d_args = ["replay", str(traces), "--goldens", str(goldens), "--config", str(config)]
+    d_args += ["--output", str(results)]
+    tc: list[float] = []
+    td: list[float] = []
+    for k in range(repeat):
+        if k % 2 == 0:
+            tc.append(cli(*c_args))
+            td.append(cli(*d_args))
+        else:
+            td.append(cli(*d_args))
+            tc.append(cli(*c_args))
+    imported.unlink()
+    results.unlink()
+    return tc, td
 
 
 def import_alone(path: Path) -> ImportStats:
@@ -246,6 +303,7 @@ def profile(invocations: list[Invocation], goldens: Path, crits: list[Criterion]
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--cli-repeat", type=int, default=3, help="rounds of (c) and (d); 0 skips")
     p.add_argument("--spans", type=int, default=200_000)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--profile", action="store_true", help="cProfile one replay")
@@ -316,6 +374,21 @@ def main(argv: list[str] | None = None) -> int:
     missing = outcomes["scored"] != written
     if missing:
         print(f"CHECK FAILED: {outcomes['scored']} turns scored for {written} goldens")
+
+    if args.cli_repeat:
+        cli_c, cli_d = cli_rounds(traces, goldens, args.cli_repeat)
+        med, low, high = paired_ratio(cli_d, cli_c)
+        print()
+        print(f"{'commands, fresh processes, default --jobs':<42}{'s':>7}{'spans/s':>11}")
+        for step, t in (
+            ("(c) tracescore import", min(cli_c)),
+            ("(d) tracescore replay", min(cli_d)),
+        ):
+            print(f"{step:<42}{t:>7.2f}{spans / t:>11,.0f}")
+        print(
+            f"(d)/(c) wall time, median of {args.cli_repeat} paired rounds: {med:.3f} "
+            f"(rounds {low:.3f}-{high:.3f}) (information)"
+        )
 
     with bulk_gc():
         invocations = list(import_paths([str(traces)], ImportStats()))
