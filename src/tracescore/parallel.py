@@ -1,4 +1,4 @@
-"""Import large inputs on several processes, each worker writing its own output.
+"""Import large inputs on several processes, each worker encoding its own output.
 
 Plain JSON Lines files are cut at line boundaries into parts; other inputs (gzip,
 protobuf, single documents) are one part each. A worker assembles traces, rebuilds
@@ -21,9 +21,11 @@ part order and rebuilds them; a held trace the previous part had already release
 counts as late records, as in a sequential import. Reading the neighbours' edges costs
 each worker a decode of about two head windows; without it every head trace and every
 trace in flight at a cut travelled back raw and was rebuilt by the parent alone, a
-serial share that grew with the head window. Sending encoded output rather than
-invocation objects matters for the same reason: unpickling thousands of dataclasses
-costs the parent more than a worker's whole share of the work.
+serial share that grew with the head window. For ``import``, workers send encoded
+output (JSON Lines) rather than invocation objects for the same reason: the parent only
+writes it, where unpickling thousands of dataclasses would cost it more than a worker's
+whole share of the work. ``replay`` needs the objects (it scores them in the parent), so
+there workers send them pickled (:func:`import_parallel`).
 
 Results are taken in part order, with at most ``jobs + 1`` parts in flight, so memory
 is bounded by the part size, not the input size.
@@ -219,8 +221,7 @@ def _run_part(part: Part, idle_records: int, encoding: _Encoding = "jsonl") -> _
             batches = read_json_lines(part.path, part.start, part.end, part.first_line)
         found = invocations_from_batches(batches, stats, assembler=asm, finish=False)
         # Encoded as they come (JSON Lines) or kept; either way consumed before the drain.
-        encoded = _jsonl(found) if encoding == "jsonl" else b""
-        kept = list(found)
+        encoded, kept = (_jsonl(found), []) if encoding == "jsonl" else (b"", list(found))
         continued: Container[str] = _ALL
         if part.last:
             continued = frozenset()

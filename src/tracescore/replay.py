@@ -74,8 +74,7 @@ def replay(
 
     With ``jobs`` above 1 (0: one per CPU), large plain JSON Lines inputs are imported on
     that many processes (:func:`tracescore.parallel.import_parallel`), as ``tracescore
-    import`` does; the invocations are the same, scored here. Workers are forked while
-    no other thread runs (they then share the loaded goldens), else spawned.
+    import`` does; the invocations are the same, scored here in this process.
 
     Raises:
         InputError: a path cannot be read.
