@@ -76,6 +76,10 @@ class _Painter:
         return self(_LABEL[status], _STYLE[status])
 
 
+_LINES_PER_WRITE: Final = 4096
+_HEADER: Final = ("criterion", "status", "score", "threshold")
+
+
 def print_report(result: ReplayResult, console: Console, *, detailed: bool = False) -> None:
     """Print the per-case summary (and, with ``detailed``, per-invocation rows).
 
@@ -102,10 +106,6 @@ def print_report(result: ReplayResult, console: Console, *, detailed: bool = Fal
             _write(console, lines)
     _write(console, lines)
     _summary(result, console)
-
-
-_LINES_PER_WRITE: Final = 4096
-_HEADER: Final = ("criterion", "status", "score", "threshold")
 
 
 def _criteria_table(case: CaseResult, paint: _Painter) -> list[str]:
@@ -138,10 +138,10 @@ def _details(case: CaseResult, paint: _Painter, lines: list[str]) -> None:
         if exp:
             lines.append(f"    expected: {exp.final_response!r}")
         actual_calls = [f"{c.name}({c.args!r})" for c in inv.tool_calls]
-        lines.append(f"    tools:    {_safe(str(actual_calls))}")
+        lines.append(f"    tools:    {actual_calls}")  # repr: control characters escaped
         if exp:
             expected_calls = [f"{c.name}({c.args!r})" for c in exp.tool_calls]
-            lines.append(f"    expected: {_safe(str(expected_calls))}")
+            lines.append(f"    expected: {expected_calls}")
         for r in res.results:
             why = f" ({_safe(r.reason)})" if r.reason else ""
             lines.append(f"    {r.criterion}: {paint.status(r.status)} {_fmt(r.score)}{why}")
