@@ -286,11 +286,12 @@ def test_a_word_stemming_to_other_than_one_token_is_kept_whole(
     from tracescore.criteria import rouge
 
     rouge._clear_word_cache()
-    monkeypatch.setitem(rouge._OTHER_TOKENS, "weird", ("we", "ird"))
-    monkeypatch.setitem(rouge._OTHER_TOKENS, "gone", ())
+    monkeypatch.setitem(rouge._OTHER_TOKENS, b"weird", ("we", "ird"))
+    monkeypatch.setitem(rouge._OTHER_TOKENS, b"gone", ())
     assert tokenize("a weird cat is gone") == ["a", "we", "ird", "cat", "is"]
     assert tokenize("a weird 猫 gone") == ["a", "we", "ird", "猫"]
     assert rouge1_f("weird cat", "we cat") == pytest.approx(2 * (2 / 3) * 1 / (2 / 3 + 1))
+    assert rouge1_f("cat gone", "cat") == 1.0  # two words, one token: precision 1/1
     rouge._clear_word_cache()
 
 
@@ -303,7 +304,7 @@ def test_a_cache_cleared_by_another_thread_mid_call_changes_nothing(
 
     fill = rouge._ensure_cached
 
-    def fill_then_lose(words: set[str]) -> None:
+    def fill_then_lose(words: set[bytes]) -> None:
         fill(words)
         rouge._clear_word_cache()
 

@@ -42,6 +42,7 @@ Classification relies on the running interpreter's Unicode database, as ADK's do
 from __future__ import annotations
 
 import functools
+import operator
 import unicodedata
 from collections import Counter
 from typing import Any, Final
@@ -63,9 +64,12 @@ _CLUSTER_BLOCKS = (
     (0x1780, 0x17FF),  # Khmer
 )
 # On ASCII input the rules reduce to: words are maximal runs of [a-z0-9] after lower-casing,
-# i.e. what split() leaves once every other ASCII character is a space (str.translate has a
-# fast path for ASCII-to-ASCII tables; quicker than a regex findall).
-_ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+# i.e. what split() leaves once every other byte is a space. Done on the text's bytes: one
+# bytes.translate (upper to lower case, non-word bytes to spaces) and bytes.split take half
+# the time of str.lower, str.translate and str.split, and a regex findall is slower still.
+_ASCII_FOLD: Final = bytes(
+    c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256)
+)
 
 
 def _in_blocks(code: int, blocks: tuple[tuple[int, int], ...]) -> bool:
@@ -126,12 +130,12 @@ def _rouge_default_tokenizer() -> Any:
     return tokenizers.DefaultTokenizer(use_stemmer=True)
 
 
-#: Stemming cache: each all-ASCII word seen so far -> its one token (in practice every such
-#: word gives exactly one). Porter stemming dominates tokenizing and is a pure function of
-#: the word. Cleared when it would exceed :data:`_MAX_CACHED_WORDS`.
-_ONE_TOKEN: dict[str, str] = {}
+#: Stemming cache: each all-ASCII word seen so far (as bytes) -> its one token (in practice
+#: every such word gives exactly one). Porter stemming dominates tokenizing and is a pure
+#: function of the word. Cleared when it would exceed :data:`_MAX_CACHED_WORDS`.
+_ONE_TOKEN: dict[bytes, str] = {}
 #: The words that do not give exactly one token, with their tokens (kept for correctness).
-_OTHER_TOKENS: dict[str, tuple[str, ...]] = {}
+_OTHER_TOKENS: dict[bytes, tuple[str, ...]] = {}
 _MAX_CACHED_WORDS: Final = 1 << 16
 
 
@@ -141,11 +145,11 @@ def _clear_word_cache() -> None:
     _OTHER_TOKENS.clear()
 
 
-def _stem(word: str) -> tuple[str, ...]:
-    return tuple(_rouge_default_tokenizer().tokenize(word))
+def _stem(word: bytes) -> tuple[str, ...]:
+    return tuple(_rouge_default_tokenizer().tokenize(word.decode("ascii")))
 
 
-def _ensure_cached(words: set[str]) -> None:
+def _ensure_cached(words: set[bytes]) -> None:
     """Stem those of the all-ASCII ``words`` not cached yet."""
     missing = words.difference(_ONE_TOKEN, _OTHER_TOKENS)
     if not missing:
@@ -161,22 +165,30 @@ def _ensure_cached(words: set[str]) -> None:
             _OTHER_TOKENS[word] = tokens
 
 
-def _word_tokens(words: list[str]) -> list[str]:
-    """Tokens of ``words`` in order: all-ASCII words stemmed, any other word as is.
+def _word_tokens(words: list[str | bytes]) -> list[str]:
+    """Tokens of ``words`` in order: all-ASCII words (as bytes) stemmed, others (str) as is.
 
     Safe when another thread clears the cache meanwhile (two scorers in one process): a
     word that went missing is stemmed again here.
     """
-    _ensure_cached({word for word in words if word.isascii()})
+    _ensure_cached({word for word in words if isinstance(word, bytes)})
     tokens: list[str] = []
     for word in words:
-        token = _ONE_TOKEN.get(word) if word.isascii() else word
+        if isinstance(word, str):
+            tokens.append(word)
+            continue
+        token = _ONE_TOKEN.get(word)
         if token is not None:
             tokens.append(token)
             continue
         other = _OTHER_TOKENS.get(word)
         tokens.extend(_stem(word) if other is None else other)
     return tokens
+
+
+def _non_ascii_tokens(text: str) -> list[str]:
+    words = _split_words(unicodedata.normalize("NFKC", text).lower())
+    return _word_tokens([word.encode() if word.isascii() else word for word in words])
 
 
 def tokenize(text: str) -> list[str]:
@@ -193,14 +205,27 @@ def tokenize(text: str) -> list[str]:
 
     """
     if not text.isascii():
-        return _word_tokens(_split_words(unicodedata.normalize("NFKC", text).lower()))
-    # NFKC leaves ASCII unchanged, so only lower-casing and [a-z0-9] runs remain. Usually
-    # every word is cached already: one C-level map, no set built.
-    words = text.lower().translate(_ASCII_NON_WORD).split()
+        return _non_ascii_tokens(text)
+    # NFKC leaves ASCII unchanged, so only lower-casing and [a-z0-9] runs remain.
+    words = text.encode().translate(_ASCII_FOLD).split()
     try:
         return list(map(_ONE_TOKEN.__getitem__, words))
     except KeyError:  # a word not stemmed yet, or one of _OTHER_TOKENS
-        return _word_tokens(words)
+        return _word_tokens(list(words))
+
+
+def _counts(text: str) -> tuple[Counter[str], int]:
+    """The token counts of ``text`` (as :func:`tokenize`) and the number of tokens."""
+    if text.isascii():
+        words = text.encode().translate(_ASCII_FOLD).split()
+        try:
+            # Usually every word is cached already: counted straight from the lookups.
+            return Counter(map(_ONE_TOKEN.__getitem__, words)), len(words)
+        except KeyError:  # a word not stemmed yet, or one of _OTHER_TOKENS
+            tokens = _word_tokens(list(words))
+    else:
+        tokens = _non_ascii_tokens(text)
+    return Counter(tokens), len(tokens)
 
 
 def rouge1_f(candidate: str, reference: str) -> float:
@@ -225,16 +250,19 @@ def rouge1_f(candidate: str, reference: str) -> float:
         The F-measure in [0, 1].
 
     """
-    target_tokens = tokenize(reference)
-    prediction_tokens = tokenize(candidate)
-    target = Counter(target_tokens)
-    prediction = Counter(prediction_tokens)
+    target, target_len = _counts(reference)
+    prediction, prediction_len = _counts(candidate)
     # rouge-score's _score_ngrams: sum over the target's n-grams of the clipped count (the
     # n-grams missing from the prediction add min(count, 0) = 0, so only common ones count).
+    # Summed as (x + y - |x - y|) / 2 = min(x, y) over the common tokens: integers, so
+    # exact, and a quarter of this function's time less than one call of min() per token.
     common = target.keys() & prediction.keys()
-    overlap = sum(map(min, map(target.__getitem__, common), map(prediction.__getitem__, common)))
-    precision = overlap / max(len(prediction_tokens), 1)
-    recall = overlap / max(len(target_tokens), 1)
+    in_target = list(map(target.__getitem__, common))
+    in_prediction = list(map(prediction.__getitem__, common))
+    differences = sum(map(abs, map(operator.sub, in_target, in_prediction)))
+    overlap: int = (sum(in_target) + sum(in_prediction) - differences) // 2
+    precision = overlap / max(prediction_len, 1)
+    recall = overlap / max(target_len, 1)
     # rouge_score.scoring.fmeasure
     if precision + recall > 0:
         return 2 * precision * recall / (precision + recall)
