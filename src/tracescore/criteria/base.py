@@ -70,7 +70,12 @@ class EvalContext:
     last_turn: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+# Score and CriterionResult are not frozen: a replay builds one of each per criterion and
+# invocation (100k+ for 13k turns), and a frozen dataclass's __init__ (object.__setattr__
+# per field) costs 2.5 times as much. Treat them as immutable all the same: sinks share them.
+
+
+@dataclass(slots=True, kw_only=True)
 class Score:
     """A criterion's rating of one invocation; ``value`` None means not evaluated."""
 
@@ -79,7 +84,7 @@ class Score:
     details: Mapping[str, JsonValue] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CriterionResult:
     """A score with its status, as reported and exported."""
 
