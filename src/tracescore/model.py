@@ -153,18 +153,27 @@ class Conversation:
     invocations: tuple[Invocation, ...]
 
 
+def _start_order(inv: Invocation) -> tuple[int, str, str]:
+    # Equal starts (clocks with millisecond precision) are ordered by trace and root span,
+    # so that the order never depends on the one the invocations came in (a parallel
+    # import's differs near its cuts). Invocations without trace ids (recorded runs of an
+    # evalset) tie on all three and keep the order they were given in.
+    return inv.start_ns, inv.trace_id, inv.root_span_id or ""
+
+
 def group_conversations(invocations: Sequence[Invocation]) -> list[Conversation]:
     """Group invocations by conversation id (each id-less one alone), ordered by start.
 
-    Conversations are ordered by their first invocation's start time.
+    Conversations are ordered by their first invocation's start time. Equal start times
+    are ordered by trace id, then root span id; what still ties keeps the given order.
     """
     groups: dict[str, list[Invocation]] = {}
     for inv in invocations:
         key = inv.conversation_id or f"trace-{inv.trace_id}-{inv.root_span_id}"
         groups.setdefault(key, []).append(inv)
     conversations = [
-        Conversation(conversation_id=key, invocations=tuple(sorted(invs, key=lambda i: i.start_ns)))
+        Conversation(conversation_id=key, invocations=tuple(sorted(invs, key=_start_order)))
         for key, invs in groups.items()
     ]
-    conversations.sort(key=lambda c: c.invocations[0].start_ns)
+    conversations.sort(key=lambda c: _start_order(c.invocations[0]))
     return conversations
