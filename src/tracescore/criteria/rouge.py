@@ -222,9 +222,8 @@ def _counts(text: str) -> tuple[Counter[str], int]:
             # Usually every word is cached already: counted straight from the lookups.
             return Counter(map(_ONE_TOKEN.__getitem__, words)), len(words)
         except KeyError:  # a word not stemmed yet, or one of _OTHER_TOKENS
-            tokens = _word_tokens(list(words))
-    else:
-        tokens = _non_ascii_tokens(text)
+            pass
+    tokens = tokenize(text)
     return Counter(tokens), len(tokens)
 
 
