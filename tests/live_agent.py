@@ -27,8 +27,13 @@ def run_agent(
     conversation_id: str | None = None,
     error: bool = False,
     extra: dict[str, Any] | None = None,
+    instructions: str | None = None,
 ) -> str:
-    """Run one simulated agent invocation; returns its trace id (hex)."""
+    """Run one simulated agent invocation; returns its trace id (hex).
+
+    ``instructions`` go on every model call as ``gen_ai.system_instructions``.
+    """
+    model = {"gen_ai.system_instructions": instructions} if instructions else {}
     attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
     if conversation_id:
         attrs["gen_ai.conversation.id"] = conversation_id
@@ -43,6 +48,7 @@ def run_agent(
             with tracer.start_as_current_span(
                 "chat m",
                 attributes={
+                    **model,
                     "gen_ai.operation.name": "chat",
                     "gen_ai.request.model": "m",
                     "gen_ai.usage.input_tokens": 10,
@@ -76,6 +82,7 @@ def run_agent(
         with tracer.start_as_current_span(
             "chat m",
             attributes={
+                **model,
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": "m",
                 "gen_ai.usage.input_tokens": 20,

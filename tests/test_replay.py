@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 from tracescore import parallel
 from tracescore.assembly import TraceAssembler
 from tracescore.cli import main
-from tracescore.criteria import informational_criteria
+from tracescore.criteria import Criterion, EvalContext, Score, informational_criteria
 from tracescore.eval_config import load_eval_config
 from tracescore.evalset import conversations_to_evalset
 from tracescore.goldens import load_goldens
@@ -193,3 +194,48 @@ def test_cli_replay_jobs_write_the_same_results(
         outs.append((out.read_bytes().splitlines(), stdout.splitlines()))  # same order too
     assert outs[0] == outs[1]
     assert len(outs[0][0]) > 50
+
+
+@dataclass(frozen=True, kw_only=True)
+class _SeesInstructions(Criterion):
+    """Informational: 1.0 when the invocation carries its system instructions."""
+
+    name = "sees_instructions"
+    informational = True
+
+    def score(self, ctx: EvalContext) -> Score:
+        return Score(value=float(ctx.actual.system_instructions is not None))
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Blind(_SeesInstructions):
+    name = "blind"
+    needs_model_context = False
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_invocations_carry_the_model_context_only_when_a_criterion_reads_it(
+    traffic_and_goldens: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """Built-in deterministic criteria skip it; a user's criterion sees it by default."""
+    traffic, golden_path = traffic_and_goldens
+    monkeypatch.setattr(parallel, "_MIN_PART_BYTES", 1_000_000)
+    split = parallel.parallel_parts([str(traffic)], jobs=jobs, idle_records=400, strict=False)
+    assert (split is not None) == (jobs == 2)  # jobs=2: the workers rebuild the invocations
+    goldens = load_goldens([str(golden_path)])
+    builtin = [*load_eval_config(None), *informational_criteria()]
+    assert not any(c.needs_model_context for c in builtin)
+
+    def run_with(extra: Criterion) -> ReplayResult:
+        return replay(
+            [str(traffic)], [*builtin, extra], goldens=goldens, idle_records=400, jobs=jobs
+        )
+
+    lean, full = run_with(_Blind()), run_with(_SeesInstructions())
+    # The traffic has instructions, and they came through.
+    assert any(r.results[-1].score == 1.0 for r in full.invocations)
+    assert all(r.invocation.system_instructions is None for r in lean.invocations)
+    assert all(r.invocation.tool_definitions is None for r in lean.invocations)
+    assert {r.results[-1].score for r in lean.invocations if r.outcome == "scored"} == {0.0}
+    # The other criteria never read it: the same scores either way.
+    assert [r.results[:-1] for r in lean.invocations] == [r.results[:-1] for r in full.invocations]

@@ -33,3 +33,24 @@ def test_public_api_all_is_sorted_and_importable() -> None:
     assert names == sorted(names)
     for name in names:
         assert hasattr(tracescore, name)
+
+
+def test_readme_own_criterion_example_runs_as_written() -> None:
+    """The README's own-criterion code registers, is named in a config and scores."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    [code] = [b for b in re.findall(r"```python\n(.+?)```", text, re.S) if "class Politeness" in b]
+    namespace: dict[str, object] = {"__name__": __name__}  # dataclass looks its module up
+    exec(compile(code, "README.md", "exec"), namespace)
+
+    from tracescore.criteria import EvalContext
+    from tracescore.eval_config import criteria_from_config
+    from tracescore.model import Invocation
+
+    config = {"criteria": {"politeness": {"threshold": 0.5, "keywords": ["thanks"]}}}
+    [crit] = criteria_from_config(config, source="readme")
+    assert type(crit) is namespace["Politeness"]
+    assert not crit.needs_model_context
+    thanked = Invocation(trace_id="t", invocation_id="i", final_response="Thanks, bye.")
+    assert crit.evaluate(EvalContext(actual=thanked)).status == "passed"
+    rude = Invocation(trace_id="t", invocation_id="i", final_response="Bye.")
+    assert crit.evaluate(EvalContext(actual=rude)).status == "failed"

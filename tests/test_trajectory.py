@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from spanbuilder import TraceBuilder
@@ -329,3 +330,34 @@ def test_conversation_and_invocation_ids_by_key_order_then_span_order() -> None:
     assert bare.conversation_id is None
     assert bare.invocation_id == f"{only.trace_id}:{only.span_id}"
     assert "conversation_id" not in bare.provenance
+
+
+def test_model_context_is_left_out_on_request_and_nothing_else_changes() -> None:
+    """``model_context=False``: no instructions or tool declarations, the rest as before."""
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    tools = [{"name": "lookup", "description": "Find a word.", "parameters": {"type": "object"}}]
+    context = {
+        "gen_ai.system_instructions": [{"type": "text", "content": "Be brief."}],
+        "gen_ai.tool.definitions": tools,
+    }
+    chat(tb, root, [user("define cat")], reply(call("lookup", {"w": "cat"}, "c1")), **context)
+    tool(tb, root, "lookup", {"w": "cat"}, "a small feline", cid="c1")
+    chat(tb, root, None, reply(text("A small feline.")), **context)
+
+    [full] = build_invocations(tb.spans)
+    assert full.system_instructions == "Be brief."
+    assert full.tool_definitions == tools
+    assert {"system_instructions", "tool_definitions"} <= full.provenance.keys()
+
+    [lean] = build_invocations(tb.spans, model_context=False)
+    assert (lean.system_instructions, lean.tool_definitions) == (None, None)
+    assert lean.provenance == {
+        k: v
+        for k, v in full.provenance.items()
+        if k not in ("system_instructions", "tool_definitions")
+    }
+    assert replace(lean, provenance=full.provenance) == replace(
+        full, system_instructions=None, tool_definitions=None
+    )
+    assert [c.name for c in lean.tool_calls] == ["lookup"]

@@ -161,6 +161,7 @@ def invocations_from_batches(
     assembler: TraceAssembler | None = None,
     on_error: Callable[[TraceFormatError], None] | None = None,
     finish: bool = True,
+    model_context: bool = True,
 ) -> Iterator[Invocation]:
     """Turn decoded batches into invocations, yielding each as its trace completes.
 
@@ -173,6 +174,8 @@ def invocations_from_batches(
         finish: At the end, release the traces still in flight and count the
             assembler's drops. False leaves both to the caller (one part of a larger
             input, see :mod:`tracescore.parallel`).
+        model_context: Extract system instructions and tool declarations (see
+            :func:`~tracescore.trajectory.build_invocations`).
 
     Raises:
         TraceFormatError: the first bad record, when ``strict``.
@@ -191,20 +194,22 @@ def invocations_from_batches(
         stats.logs += len(batch.logs)
         if batch.spans or batch.logs:
             for trace in asm.add(batch.spans, batch.logs):
-                yield from trace_invocations(trace, stats)
+                yield from trace_invocations(trace, stats, model_context=model_context)
     if finish:
         for trace in asm.flush():
-            yield from trace_invocations(trace, stats)
+            yield from trace_invocations(trace, stats, model_context=model_context)
         stats.dropped.update(asm.dropped)
 
 
-def trace_invocations(trace: AssembledTrace, stats: ImportStats) -> Iterator[Invocation]:
+def trace_invocations(
+    trace: AssembledTrace, stats: ImportStats, *, model_context: bool = True
+) -> Iterator[Invocation]:
     """The invocations of one assembled trace, counted in ``stats``."""
     stats.traces += 1
     if not trace.spans:
         stats.dropped["logs_without_spans"] += len(trace.logs)
         return
-    invocations = build_invocations(trace.spans, trace.logs)
+    invocations = build_invocations(trace.spans, trace.logs, model_context=model_context)
     if not invocations:
         stats.traces_without_agent += 1
     for inv in invocations:

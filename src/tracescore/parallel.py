@@ -43,7 +43,7 @@ import pickle
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field, replace
@@ -201,7 +201,9 @@ def _jsonl(invocations: Iterator[Invocation] | list[Invocation]) -> bytes:
 _Encoding = Literal["jsonl", "pickle"]
 
 
-def _run_part(part: Part, idle_records: int, encoding: _Encoding = "jsonl") -> _PartResult:
+def _run_part(
+    part: Part, idle_records: int, encoding: _Encoding = "jsonl", model_context: bool = True
+) -> _PartResult:
     """Worker: import one part; return its encoded invocations and its boundary traces."""
     stats = ImportStats()
     head = 2 * idle_records
@@ -219,7 +221,9 @@ def _run_part(part: Part, idle_records: int, encoding: _Encoding = "jsonl") -> _
             batches = read_file(part.path)
         else:
             batches = read_json_lines(part.path, part.start, part.end, part.first_line)
-        found = invocations_from_batches(batches, stats, assembler=asm, finish=False)
+        found = invocations_from_batches(
+            batches, stats, assembler=asm, finish=False, model_context=model_context
+        )
         # Encoded as they come (JSON Lines) or kept; either way consumed before the drain.
         encoded, kept = (_jsonl(found), []) if encoding == "jsonl" else (b"", list(found))
         continued: Container[str] = _ALL
@@ -228,7 +232,9 @@ def _run_part(part: Part, idle_records: int, encoding: _Encoding = "jsonl") -> _
         elif part.end is not None and part.end < os.path.getsize(part.path):
             continued = _ids_after(part, head)
         complete, boundary = asm.drain(continued=continued)
-        kept.extend(i for t in complete for i in trace_invocations(t, stats))
+        kept.extend(
+            i for t in complete for i in trace_invocations(t, stats, model_context=model_context)
+        )
         if encoding == "jsonl":
             output = encoded + _jsonl(kept)
         else:  # our own worker's objects, read back only by the parent that started it
@@ -354,14 +360,17 @@ def import_parallel(
     jobs: int,
     idle_records: int,
     on_error: Callable[[TraceFormatError], None] | None = None,
+    model_context: bool = True,
 ) -> list[Invocation]:
     """Import ``parts`` on ``jobs`` processes; the invocations, as a one-process import.
 
-    The same invocations as :func:`tracescore.importer.invocations_from_batches` over the
-    parts in order; those of traces near a cut may come in another order.
+    The same invocations as :func:`tracescore.importer.invocations_from_batches` (with
+    the same ``model_context``) over the parts in order; those of traces near a cut may
+    come in another order.
     """
     invocations: list[Invocation] = []
-    for chunk in _import_chunks(parts, stats, "pickle", jobs, idle_records, on_error):
+    chunks = _import_chunks(parts, stats, "pickle", jobs, idle_records, on_error, model_context)
+    for chunk in chunks:
         invocations.extend(pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
     return invocations
 
@@ -373,16 +382,25 @@ def _import_chunks(
     jobs: int,
     idle_records: int,
     on_error: Callable[[TraceFormatError], None] | None,
+    model_context: bool = True,
 ) -> Iterator[bytes | list[Invocation]]:
     """Workers' encoded output and the parent's rebuilt boundary traces, in part order."""
     carry: dict[str, AssembledTrace] = {}
     released: set[str] = set()
     context = _mp_context()
+
+    def rebuilt(traces: Iterable[AssembledTrace]) -> list[Invocation]:
+        return [i for t in traces for i in trace_invocations(t, stats, model_context=model_context)]
+
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+
+        def submit(part: Part) -> Future[_PartResult]:
+            return pool.submit(_run_part, part, idle_records, encoding, model_context)
+
         queue = iter(parts)
         pending: deque[tuple[Part, Future[_PartResult]]] = deque()
         for part in queue:
-            pending.append((part, pool.submit(_run_part, part, idle_records, encoding)))
+            pending.append((part, submit(part)))
             if len(pending) > jobs:
                 break
         while pending:
@@ -390,7 +408,7 @@ def _import_chunks(
             result = future.result()
             nxt = next(queue, None)
             if nxt is not None:
-                pending.append((nxt, pool.submit(_run_part, nxt, idle_records, encoding)))
+                pending.append((nxt, submit(nxt)))
             stats.merge(result.stats)
             if on_error is not None:
                 for error in result.stats.errors:
@@ -408,9 +426,9 @@ def _import_chunks(
                     carry[tid] = trace
                 touched.add(tid)
             done = [carry.pop(t) for t in [t for t in carry if t not in touched]]
-            yield [i for t in done for i in trace_invocations(t, stats)]
+            yield rebuilt(done)
             released = set(result.released_tail)
-    yield [i for t in carry.values() for i in trace_invocations(t, stats)]
+    yield rebuilt(carry.values())
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:

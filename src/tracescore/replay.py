@@ -76,6 +76,10 @@ def replay(
     that many processes (:func:`tracescore.parallel.import_parallel`), as ``tracescore
     import`` does; the invocations are the same, scored here in this process.
 
+    Trace files are rebuilt with only what the criteria read: unless one of them
+    :attr:`~tracescore.criteria.Criterion.needs_model_context`, the invocations (in the
+    result too) carry no ``system_instructions`` or ``tool_definitions``.
+
     Raises:
         InputError: a path cannot be read.
         ConfigError: an evalset among the inputs is invalid.
@@ -90,11 +94,17 @@ def replay(
             actual.extend(_recorded_runs(path))
     stats = ImportStats(files=len(files))
     idle = DEFAULT_IDLE_RECORDS if idle_records is None else idle_records
+    model_context = any(c.needs_model_context for c in criteria)
     parts = parallel_parts(trace_files, jobs=jobs, idle_records=idle, strict=strict)
     if parts:
         actual.extend(
             import_parallel(
-                parts, stats, jobs=resolve_jobs(jobs), idle_records=idle, on_error=on_error
+                parts,
+                stats,
+                jobs=resolve_jobs(jobs),
+                idle_records=idle,
+                on_error=on_error,
+                model_context=model_context,
             )
         )
     elif trace_files:
@@ -102,7 +112,12 @@ def replay(
         asm = TraceAssembler(idle_records=idle)
         actual.extend(
             invocations_from_batches(
-                batches, stats, strict=strict, assembler=asm, on_error=on_error
+                batches,
+                stats,
+                strict=strict,
+                assembler=asm,
+                on_error=on_error,
+                model_context=model_context,
             )
         )
     turns = [i for i in actual if i.parent_tool_span_id is None]

@@ -60,6 +60,7 @@ def build_invocations(
     logs: Sequence[LogRecord] = (),
     *,
     complete: bool = True,
+    model_context: bool = True,
 ) -> list[Invocation]:
     """Rebuild every invocation in one trace.
 
@@ -68,6 +69,9 @@ def build_invocations(
         logs: Log records of the same trace (GenAI content events).
         complete: False when the trace was flushed before its root ended (TTL); its
             invocations are then ``not_evaluable`` with reason ``incomplete_trace``.
+        model_context: Extract ``system_instructions`` and ``tool_definitions``. False
+            leaves both None (and out of the provenance): for scorers whose criteria
+            never read them (:attr:`tracescore.criteria.Criterion.needs_model_context`).
 
     Returns:
         Invocations ordered by start time; empty when the trace has no agent activity.
@@ -80,7 +84,10 @@ def build_invocations(
     if len(unique) < len(spans):
         repeated = len(spans) - len(unique)
         notes.append(f"{repeated} span(s) repeating an earlier span's id were ignored")
-    return [_build(run, complete=complete, notes=notes) for run in split_runs(unique, logs)]
+    return [
+        _build(run, complete=complete, notes=notes, model_context=model_context)
+        for run in split_runs(unique, logs)
+    ]
 
 
 def _unique(spans: Sequence[SpanRecord]) -> Sequence[SpanRecord]:
@@ -95,7 +102,9 @@ def _unique(spans: Sequence[SpanRecord]) -> Sequence[SpanRecord]:
     return spans if len(first) == len(spans) else list(first.values())
 
 
-def _build(run: AgentRun, *, complete: bool, notes: Sequence[str] = ()) -> Invocation:
+def _build(
+    run: AgentRun, *, complete: bool, notes: Sequence[str] = (), model_context: bool = True
+) -> Invocation:
     root = run.root
     provenance: dict[str, str] = {}
     warnings: list[str] = list(notes)
@@ -136,7 +145,7 @@ def _build(run: AgentRun, *, complete: bool, notes: Sequence[str] = ()) -> Invoc
             usage_out += usage.output_tokens or 0
 
     system = tools = None
-    if llm_steps:
+    if llm_steps and model_context:
         first_views = llm_steps[0].views
         found_sys = first_found(first_views, lambda r, v: r.system_instructions(v))
         if found_sys is not None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from prometheus_client import CollectorRegistry
 
 from live_agent import run_agent
 from live_fixtures import total
+from tracescore.criteria import Criterion, EvalContext, Score
 from tracescore.eval_config import criteria_from_config
 from tracescore.goldens import load_goldens
 from tracescore.live.scorer import _trace_outcome
@@ -82,3 +85,37 @@ def test_trace_outcome_priority() -> None:
     assert _trace_outcome(["no_golden", "judge_error"]) == "judge_error"
     assert _trace_outcome(["not_evaluable", "sampled_out"]) == "not_evaluable"
     assert _trace_outcome([]) == "no_agent"
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Reads(Criterion):
+    """Informational: records the system instructions each scored invocation carried."""
+
+    name = "reads_instructions"
+    informational = True
+    seen: list[str | None] = field(default_factory=list, compare=False)
+
+    def score(self, ctx: EvalContext) -> Score:
+        self.seen.append(ctx.actual.system_instructions)
+        return Score(value=1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Blind(_Reads):
+    name = "blind"
+    needs_model_context = False
+
+
+@pytest.mark.parametrize(("criterion", "expected"), [(_Reads(), "Be brief."), (_Blind(), None)])
+def test_model_context_is_rebuilt_only_for_criteria_that_read_it(
+    criterion: _Reads, expected: str | None
+) -> None:
+    proc = ScoringSpanProcessor([criterion], registry=CollectorRegistry())
+    provider = TracerProvider()
+    provider.add_span_processor(proc)
+    try:
+        run_agent(provider.get_tracer("t"), instructions="Be brief.")
+        assert proc.force_flush(10_000)
+    finally:
+        provider.shutdown()
+    assert criterion.seen == [expected]

@@ -17,6 +17,7 @@ __all__ = ["InferenceCallCount", "InvocationDuration", "TokenUsage", "ToolCallCo
 @dataclass(frozen=True, kw_only=True)
 class _Informational(Criterion):
     informational = True
+    needs_model_context = False
     threshold: float | None = None
 
 

@@ -21,6 +21,7 @@ class ResponseMatchScore(Criterion):
     """
 
     name = "response_match_score"
+    needs_model_context = False
     requires_reference = True
 
     threshold: float | None = 0.8
@@ -47,6 +48,7 @@ class ContainsKeywords(Criterion):
     """
 
     name = "contains_keywords"
+    needs_model_context = False
 
     threshold: float | None = 1.0
     keywords: tuple[str, ...] = ()

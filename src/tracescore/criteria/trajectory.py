@@ -33,6 +33,7 @@ class ToolTrajectoryAvgScore(Criterion):
     """
 
     name = "tool_trajectory_avg_score"
+    needs_model_context = False
     requires_reference = True
 
     threshold: float | None = 1.0
@@ -56,6 +57,7 @@ class ToolNameMatchScore(Criterion):
     """F1 of the sets of called and expected tool names (AgentFlow); order ignored."""
 
     name = "tool_name_match_score"
+    needs_model_context = False
     requires_reference = True
 
     threshold: float | None = 1.0
@@ -78,6 +80,7 @@ class NodeOrderMatchScore(Criterion):
     """
 
     name = "node_order_match_score"
+    needs_model_context = False
     requires_reference = True
 
     threshold: float | None = 1.0

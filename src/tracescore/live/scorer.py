@@ -110,6 +110,8 @@ class LiveScorer:
         self.max_judged_traces = max_judged_traces
         self.max_conversations = max_conversations
         self.max_turns = max_turns
+        # Rebuild only what the criteria read (see Criterion.needs_model_context).
+        self._model_context = any(c.needs_model_context for c in self.criteria)
         self._history: OrderedDict[str, list[Invocation]] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
         #: Outcomes so far, per trace and per invocation (also what tests assert).
@@ -177,7 +179,12 @@ class LiveScorer:
             return
         invocations = [
             inv
-            for inv in build_invocations(trace.spans, trace.logs, complete=trace.kind == "complete")
+            for inv in build_invocations(
+                trace.spans,
+                trace.logs,
+                complete=trace.kind == "complete",
+                model_context=self._model_context,
+            )
             if inv.parent_tool_span_id is None  # agents called as tools belong to their caller
         ]
         if not invocations:
