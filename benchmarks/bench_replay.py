@@ -12,7 +12,10 @@ One run, in this order:
    (``conversations_to_evalset``) to ``benchmarks/out/``, so every evaluable turn has a
    golden (itself); rebuilt when the traces file is newer;
 3. ``--repeat`` rounds, in this process, each step under ``bulk_gc()``:
-   (a) import alone: ``list(import_paths([file], ImportStats()))``;
+   (a) import alone: ``list(import_paths([file], ImportStats(), model_context=False))``,
+       rebuilt as ``tracescore import`` and this replay rebuild (neither the import's
+       outputs nor these criteria read system instructions or tool declarations, so
+       neither decodes them): the ratio compares like with like;
    (b) replay: ``replay([file], criteria, goldens=load_goldens([goldens]))`` with ADK's
        default criteria (``load_eval_config(None)``: ``tool_trajectory_avg_score`` and
        ``response_match_score``) plus ``tool_name_match_score``, ``contains_keywords``
@@ -188,7 +191,7 @@ def cli_rounds(traces: Path, goldens: Path, repeat: int) -> tuple[list[float], l
 def import_alone(path: Path) -> ImportStats:
     stats = ImportStats()
     with bulk_gc():
-        invocations = list(import_paths([str(path)], stats))
+        invocations = list(import_paths([str(path)], stats, model_context=False))
     assert len(invocations) == stats.invocations
     return stats
 
@@ -318,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
     goldens, written, skipped = ensure_goldens(traces)
     crits = criteria()
     print(f"criteria: {', '.join(c.name for c in crits)}")
+    # (a) rebuilds without the model context because the replay does: keep them equal.
+    assert not any(c.needs_model_context for c in crits)
 
     spans, mb = meta["spans"], meta["bytes"] / 1e6
     sets = load_goldens([str(goldens)])

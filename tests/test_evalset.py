@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 import orjson
@@ -9,6 +10,7 @@ from google.adk.evaluation.eval_set import EvalSet
 from google.genai import types as genai_types
 
 from tracescore.evalset import conversations_to_evalset
+from tracescore.export import invocation_json
 from tracescore.model import AgentText, Invocation, ToolCall, group_conversations
 
 
@@ -69,3 +71,24 @@ def test_eval_ids_are_unique_and_safe() -> None:
     doc, _, _ = conversations_to_evalset(group_conversations(invs), eval_set_id="x")
     ids = [c["eval_id"] for c in cast("list[dict[str, Any]]", doc["eval_cases"])]
     assert ids == ["a_b_c", "a_b_c-2"]
+
+
+def test_import_outputs_never_carry_the_model_context() -> None:
+    """Why ``tracescore import`` skips rebuilding it: neither output format writes it.
+
+    Should an output ever carry instructions or tool declarations (ADK's ``app_details``),
+    this fails, and ``import_cmd`` must rebuild them again (``model_context=True``).
+    """
+    tools = [{"name": "f", "parameters": {"type": "object"}}]
+    full = _inv(
+        "s1",
+        1,
+        tool_calls=(ToolCall(name="f", args={"x": 1}, id="c1", result="ok"),),
+        system_instructions="Be brief.",
+        tool_definitions=tools,
+    )
+    lean = replace(full, system_instructions=None, tool_definitions=None)
+    assert invocation_json(lean) == invocation_json(full)
+    assert conversations_to_evalset(group_conversations([lean]), eval_set_id="x") == (
+        conversations_to_evalset(group_conversations([full]), eval_set_id="x")
+    )

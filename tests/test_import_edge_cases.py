@@ -17,7 +17,7 @@ from tracescore import build_invocations
 from tracescore.cli import main
 from tracescore.cli.import_cmd import _batches
 from tracescore.formats.sdk import from_readable_span
-from tracescore.importer import ImportStats
+from tracescore.importer import ImportStats, import_paths
 from tracescore.spans import SpanRecord
 
 LIMIT = 64 * 1024
@@ -104,3 +104,16 @@ def test_progress_bar_on_a_terminal_for_large_input(
     assert "importing" in buf.getvalue()
     quiet = Console(file=io.StringIO(), force_terminal=False)
     assert len(list(_batches([str(path)], quiet, ImportStats()))) == len(batches)
+
+
+def test_model_context_is_optional_and_changes_nothing_else() -> None:
+    """The bundled ADK traces carry instructions and tool declarations; left out on request."""
+    examples = str(Path(__file__).resolve().parent.parent / "examples" / "traces")
+    full = list(import_paths([examples], ImportStats()))
+    lean = list(import_paths([examples], ImportStats(), model_context=False))
+    assert sum(i.system_instructions is not None for i in full) >= len(full) // 2
+    assert sum(i.tool_definitions is not None for i in full) >= len(full) // 2
+    assert [replace(i, provenance={}) for i in lean] == [
+        replace(i, system_instructions=None, tool_definitions=None, provenance={}) for i in full
+    ]
+    assert all(not {"system_instructions", "tool_definitions"} & i.provenance.keys() for i in lean)

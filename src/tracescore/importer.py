@@ -228,8 +228,11 @@ def import_paths(
     stdin: BinaryIO | None = None,
     assembler: TraceAssembler | None = None,
     on_error: Callable[[TraceFormatError], None] | None = None,
+    model_context: bool = True,
 ) -> Iterator[Invocation]:
     """Read trace files (files, directories, globs, ``-``) and yield their invocations.
+
+    ``model_context`` as in :func:`invocations_from_batches`.
 
     Raises:
         InputError: a path matches nothing or cannot be read.
@@ -245,5 +248,10 @@ def import_paths(
             yield from read_file(path, stdin=stdin)
 
     return invocations_from_batches(
-        batches(), stats, strict=strict, assembler=assembler, on_error=on_error
+        batches(),
+        stats,
+        strict=strict,
+        assembler=assembler,
+        on_error=on_error,
+        model_context=model_context,
     )

@@ -340,15 +340,19 @@ def write_jsonl_parallel(
     jobs: int,
     idle_records: int,
     on_error: Callable[[TraceFormatError], None] | None = None,
+    model_context: bool = True,
 ) -> int:
     """Import ``parts`` on ``jobs`` processes and write JSON Lines to ``out``.
+
+    ``model_context`` as in :func:`tracescore.importer.invocations_from_batches`.
 
     Returns:
         How many invocations were written.
 
     """
     written = stats.invocations
-    for chunk in _import_chunks(parts, stats, "jsonl", jobs, idle_records, on_error):
+    chunks = _import_chunks(parts, stats, "jsonl", jobs, idle_records, on_error, model_context)
+    for chunk in chunks:
         out.write(chunk if isinstance(chunk, bytes) else _jsonl(chunk))
     return stats.invocations - written
 
