@@ -13,9 +13,9 @@ One run, in this order:
    golden (itself); rebuilt when the traces file is newer;
 3. ``--repeat`` rounds, in this process, each step under ``bulk_gc()``:
    (a) import alone: ``list(import_paths([file], ImportStats(), model_context=False))``,
-       rebuilt as ``tracescore import`` and this replay rebuild (neither the import's
-       outputs nor these criteria read system instructions or tool declarations, so
-       neither decodes them): the ratio compares like with like;
+       rebuilt the way ``tracescore import`` and this replay rebuild them (neither the
+       import's outputs nor these criteria read system instructions or tool
+       declarations, so neither decodes them): the ratio compares like with like;
    (b) replay: ``replay([file], criteria, goldens=load_goldens([goldens]))`` with ADK's
        default criteria (``load_eval_config(None)``: ``tool_trajectory_avg_score`` and
        ``response_match_score``) plus ``tool_name_match_score``, ``contains_keywords``

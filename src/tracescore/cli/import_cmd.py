@@ -125,7 +125,7 @@ def import_command(
         out, tmp = _open_output(output)
         parts = _parallel_parts(files, fmt=fmt, jobs=jobs, strict=strict, idle=idle_records)
         # Neither output format carries system instructions or tool declarations: not
-        # rebuilt (decoding every run's tool declarations is ~6% of rebuilding it).
+        # rebuilt (decoding them is ~6% of rebuilding a run).
         try:
             if parts:
                 with bulk_gc():

@@ -141,8 +141,8 @@ class Criterion(ABC):
     judged: ClassVar[bool] = False
     #: Reads the invocation's ``system_instructions`` or ``tool_definitions``. A replay or
     #: live scorer whose criteria all say False does not extract them (decoding every
-    #: run's tool declarations is ~6% of rebuilding it). True unless a criterion says
-    #: otherwise, so that a user's own criterion always sees them.
+    #: run's instructions and tool declarations is ~6% of rebuilding it). True unless a
+    #: criterion says otherwise, so that a user's own criterion always sees them.
     needs_model_context: ClassVar[bool] = True
 
     threshold: float | None = None
