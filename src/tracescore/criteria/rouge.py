@@ -41,11 +41,14 @@ Classification relies on the running interpreter's Unicode database, as ADK's do
 
 from __future__ import annotations
 
-import functools
 import operator
 import unicodedata
 from collections import Counter
-from typing import Any, Final
+from typing import Final
+
+from rouge_score.tokenize import tokenize as rouge_tokenize
+
+from tracescore.criteria.stemmer import porter_stemmer
 
 __all__ = ["rouge1_f", "tokenize"]
 
@@ -122,14 +125,6 @@ def _split_words(folded: str) -> list[str]:
     return words
 
 
-@functools.cache
-def _rouge_default_tokenizer() -> Any:
-    # Imported on first use: rouge-score pulls in nltk, numpy and absl (~0.5 s).
-    from rouge_score import tokenizers  # noqa: PLC0415
-
-    return tokenizers.DefaultTokenizer(use_stemmer=True)
-
-
 #: Stemming cache: each all-ASCII word seen so far (as bytes) -> its one token (in practice
 #: every such word gives exactly one). Porter stemming dominates tokenizing and is a pure
 #: function of the word. Cleared when it would exceed :data:`_MAX_CACHED_WORDS`.
@@ -146,7 +141,9 @@ def _clear_word_cache() -> None:
 
 
 def _stem(word: bytes) -> tuple[str, ...]:
-    return tuple(_rouge_default_tokenizer().tokenize(word.decode("ascii")))
+    # rouge-score's DefaultTokenizer(use_stemmer=True).tokenize, with the same stemmer
+    # made without importing all of nltk (see tracescore.criteria.stemmer).
+    return tuple(rouge_tokenize(word.decode("ascii"), porter_stemmer()))
 
 
 def _ensure_cached(words: set[bytes]) -> None:
