@@ -21,7 +21,7 @@ from tracescore.evalset import conversations_to_evalset
 from tracescore.goldens import load_goldens
 from tracescore.importer import ImportStats, import_paths
 from tracescore.model import Invocation, group_conversations
-from tracescore.replay import ReplayResult, replay
+from tracescore.replay import ReplayResult, read_runs, replay
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ARGS = [
@@ -116,6 +116,33 @@ def test_config_and_golden_mistakes_exit_2(tmp_path: Path) -> None:
     code, _, err = run("replay", str(EXAMPLES / "traces"), "--goldens", str(broken))
     assert code == 2
     assert "g.evalset.json" in err
+
+
+def test_goldens_are_checked_before_the_import_and_loaded_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracescore.cli import replay_cmd
+
+    calls: list[str] = []
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        calls.append("read_runs")
+        return read_runs(*args, **kwargs)
+
+    def loading(*args: Any, **kwargs: Any) -> Any:
+        calls.append("load_goldens")
+        return load_goldens(*args, **kwargs)
+
+    monkeypatch.setattr(replay_cmd, "read_runs", reading)
+    monkeypatch.setattr(replay_cmd, "load_goldens", loading)
+    missing = tmp_path / "missing.evalset.json"
+    code, _, err = run("replay", str(EXAMPLES / "traces"), "--goldens", str(missing))
+    assert (code, calls) == (2, [])  # a mistyped path fails before any trace is read
+    assert "missing.evalset.json: cannot read goldens file" in err
+    code, stdout, _ = run(*ARGS)
+    assert calls == ["read_runs", "load_goldens"]  # forked workers never see the goldens
+    assert code == 1
+    assert "FAILED" in stdout
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,13 @@ from google.genai import types as genai
 
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import ConfigError
-from tracescore.goldens import GoldenSet, load_golden_file, load_goldens, parse_goldens
+from tracescore.goldens import (
+    GoldenSet,
+    golden_files,
+    load_golden_file,
+    load_goldens,
+    parse_goldens,
+)
 from tracescore.model import AgentText, Invocation, ToolCall, group_conversations
 
 REFERENCE_MINIMAL = """
@@ -468,6 +474,23 @@ def test_unreadable_paths(tmp_path: Path) -> None:
     (tmp_path / "latin1.evalset.json").write_bytes(b'{"eval_set_id": "\xe9"}')
     with pytest.raises(ConfigError, match=r"latin1\.evalset\.json: not UTF-8"):
         load_goldens([str(tmp_path / "latin1.evalset.json")])
+
+
+def test_golden_files_expands_and_checks_without_parsing(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.evalset.json").write_text("not even JSON")
+    (tmp_path / "a.test.json").write_text("{}")
+    (tmp_path / "notes.json").write_text("{}")
+    assert golden_files([str(tmp_path)]) == [
+        str(tmp_path / "a.test.json"),
+        str(tmp_path / "sub" / "b.evalset.json"),
+    ]
+    with pytest.raises(ConfigError, match=r"missing\.evalset\.json: cannot read goldens file"):
+        golden_files([str(tmp_path / "a.test.json"), str(tmp_path / "missing.evalset.json")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match=r"no \*\.evalset\.json or \*\.test\.json files"):
+        golden_files([str(tmp_path / "empty")])
+    assert golden_files([]) == []
 
 
 def test_golden_set_is_frozen() -> None:

@@ -20,10 +20,10 @@ from tracescore.cli.app import (
 from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.exceptions import TraceFormatError, TracescoreError
-from tracescore.goldens import load_goldens
+from tracescore.goldens import golden_files, load_goldens
 from tracescore.importer import bulk_gc, paused_gc
 from tracescore.judge.config import build_judge
-from tracescore.replay import replay, results_jsonl
+from tracescore.replay import read_runs, results_jsonl, score_runs
 from tracescore.report import junit_xml, print_judge_usage, print_report
 from tracescore.sinks.push import push_results
 
@@ -97,10 +97,9 @@ def replay_command(
     reporter = Reporter(err, quiet=True)
     try:
         criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
-        # A large evalset is millions of objects, all kept: built with the collector
-        # paused, then frozen (bulk_gc below unfreezes them when the replay ends).
-        with paused_gc(freeze=True):
-            golden_sets = load_goldens(list(goldens)) if goldens else []
+        # Checked now, loaded after the import (see read_runs: forked workers run slower
+        # beside a large evalset), so a mistyped path still fails before any work.
+        golden_paths = golden_files(list(goldens))
         judge = None
         if any(c.judged for c in criteria):
             judge = build_judge(
@@ -122,16 +121,19 @@ def replay_command(
             if judge is None
             else bulk_gc(threshold=_LATENCY_GC_THRESHOLD, freeze_survivors=False)
         ):
-            result = replay(
+            runs = read_runs(
                 paths,
                 criteria,
-                goldens=golden_sets,
                 strict=strict,
                 idle_records=idle_records,
                 on_error=reporter.error,
-                judge=judge,
                 jobs=jobs,
             )
+            # A large evalset is millions of objects, all kept: built with the collector
+            # paused, then frozen (bulk_gc unfreezes them when the replay ends).
+            with paused_gc(freeze=True):
+                golden_sets = load_goldens(golden_paths)
+            result = score_runs(runs, criteria, goldens=golden_sets, judge=judge)
         if output:
             write_file(output, results_jsonl(result))
         if junit:

@@ -297,6 +297,26 @@ def _expand(path: str) -> list[str]:
     return [path]
 
 
+def golden_files(paths: Sequence[str]) -> list[str]:
+    """The goldens files ``paths`` name (a directory: its evalsets), each one readable.
+
+    What :func:`load_goldens` reads, checked without parsing: a program with a long step
+    before the load (a replay imports first) reports a mistyped path at once.
+
+    Raises:
+        ConfigError: A directory holds no evalset, or a file cannot be opened.
+
+    """
+    files = [f for path in paths for f in _expand(path)]
+    for f in files:
+        try:
+            with open(f, "rb"):
+                pass
+        except OSError as exc:
+            raise ConfigError(f"{f}: cannot read goldens file: {exc.strerror or exc}") from None
+    return files
+
+
 def load_goldens(paths: Sequence[str]) -> list[GoldenSet]:
     """Load goldens files; a directory contributes its ``*.evalset.json``/``*.test.json``.
 
