@@ -168,7 +168,7 @@ def cli_import(path: Path, out: Path) -> int:
         [
             sys.executable,
             "-c",
-            "from tracescore.cli import main; main()",
+            "from tracescore.cli import run; run()",
             "import",
             str(path),
             "--format",

@@ -156,7 +156,7 @@ def cli(*args: str) -> float:
     """Wall time of ``tracescore ARGS`` in a fresh process, stdout to /dev/null."""
     t0 = time.perf_counter()
     run = subprocess.run(
-        [sys.executable, "-c", "from tracescore.cli import main; main()", *args],
+        [sys.executable, "-c", "from tracescore.cli import run; run()", *args],
         stdout=subprocess.DEVNULL,
         check=False,
     )

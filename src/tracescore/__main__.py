@@ -1,5 +1,5 @@
 """``python -m tracescore``: the command line."""
 
-from tracescore.cli import main
+from tracescore.cli import run
 
-main()
+run()

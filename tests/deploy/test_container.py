@@ -259,7 +259,7 @@ def test_dockerignore_keeps_caches_and_venvs_out() -> None:
 
 def test_console_script_is_the_cli() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["tracescore"] == "tracescore.cli:main"
+    assert scripts["tracescore"] == "tracescore.cli:run"
 
 
 # -- docker compose -----------------------------------------------------------------------
