@@ -5,15 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from bundled_examples import EXAMPLES, REPLAY_ARGS
 from tracescore.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
 
 # Prints "teardown" when the process frees its heap at exit (module globals are cleared
 # then), and "atexit" from an exit handler. Then runs the console script.
@@ -47,16 +44,7 @@ def test_output_and_status_are_the_commands() -> None:
     outside = python("-m", "tracescore", *args)
     assert (outside.returncode, outside.stdout) == (inside.exit_code, inside.stdout)
     assert outside.stdout.count("\n") > 5  # all of it flushed before the quick exit
-    replay = python(
-        "-m",
-        "tracescore",
-        "replay",
-        str(EXAMPLES / "traces"),
-        "--goldens",
-        str(EXAMPLES / "goldens"),
-        "--config",
-        str(EXAMPLES / "eval_config.json"),
-    )
+    replay = python("-m", "tracescore", *REPLAY_ARGS)
     assert replay.returncode == 1  # a criterion failed: the CI gate
     assert "FAILED" in replay.stdout
     usage = python("-m", "tracescore", "import")

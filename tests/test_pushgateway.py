@@ -17,18 +17,11 @@ import pytest
 from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
+from bundled_examples import REPLAY_ARGS
 from prom_servers import binary, free_port, get, running
 from tracescore.cli import main
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-ARGS = [
-    "replay",
-    str(EXAMPLES / "traces"),
-    "--goldens",
-    str(EXAMPLES / "goldens"),
-    "--config",
-    str(EXAMPLES / "eval_config.json"),
-]
+ARGS = REPLAY_ARGS
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from bundled_examples import EXAMPLES, REPLAY_ARGS
 from tracescore import parallel
 from tracescore.assembly import TraceAssembler
 from tracescore.cli import main
@@ -23,15 +24,7 @@ from tracescore.importer import ImportStats, import_paths
 from tracescore.model import Invocation, group_conversations
 from tracescore.replay import ReplayResult, read_runs, replay
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-ARGS = [
-    "replay",
-    str(EXAMPLES / "traces"),
-    "--goldens",
-    str(EXAMPLES / "goldens"),
-    "--config",
-    str(EXAMPLES / "eval_config.json"),
-]
+ARGS = REPLAY_ARGS
 
 
 def run(*args: str) -> tuple[int, str, str]:
