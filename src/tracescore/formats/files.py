@@ -42,7 +42,7 @@ from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.otlp_proto import decode_proto_message
 from tracescore.spans import Origin
 
-__all__ = ["expand_paths", "is_json_lines", "read_file", "read_json_lines"]
+__all__ = ["READ_BUFFER", "expand_paths", "is_json_lines", "read_file", "read_json_lines"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +55,11 @@ _JSON_FIRST_BYTES: Final = frozenset(b" \t\r\n{[\xef")
 _MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
 _CHUNK: Final = 1024 * 1024
 _MESSAGE_CHARS: Final = 200
+#: Read buffer of input files. Collector lines are hundreds of KB long; with the default
+#: 8 KiB buffer, reading them line by line takes about twice as long (0.28-0.39 s against
+#: 0.13-0.18 s for 487 MB, 3% of a one-process import).
+READ_BUFFER: Final = 1 << 20
+
 # What a corrupt or truncated gzip stream raises while being read.
 _STREAM_ERRORS: Final = (EOFError, zlib.error, gzip.BadGzipFile)
 
@@ -122,7 +127,7 @@ def read_file(path: str, *, stdin: BinaryIO | None = None) -> Iterator[Batch]:
         yield from _read_stream(stdin if stdin is not None else sys.stdin.buffer, path)
         return
     try:
-        stream = open(path, "rb")  # noqa: SIM115 - closed by the with below, in this generator
+        stream = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the with below
     except OSError as exc:
         raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from exc
     with stream:
@@ -287,7 +292,7 @@ def read_json_lines(
 
     """
     try:
-        stream = open(path, "rb")  # noqa: SIM115 - closed by the with below, in this generator
+        stream = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the with below
     except OSError as exc:
         raise InputError(f"{path}: cannot open: {exc.strerror or exc}") from exc
     with stream:
