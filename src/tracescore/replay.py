@@ -72,7 +72,9 @@ def replay(
 ) -> ReplayResult:
     """Score the invocations in ``paths`` with ``criteria`` against ``goldens``.
 
-    :func:`read_runs` then :func:`score_runs`; the arguments are theirs.
+    :func:`read_runs` then :func:`score_runs`; the arguments are theirs. With ``jobs``
+    above 1 and a large evalset, call those two yourself and load the goldens in between
+    (see :func:`read_runs`), as ``tracescore replay`` does.
 
     Raises:
         InputError: a path cannot be read.

@@ -3,7 +3,7 @@
 rouge-score's ``DefaultTokenizer(use_stemmer=True)`` (the stemming behind ADK's
 ``response_match_score``) stems with ``nltk.stem.porter.PorterStemmer()``. Importing
 that module first runs ``nltk/__init__.py``, which imports most of nltk plus numpy and
-regex: ~0.4 s and ~40 MB on the first ROUGE score of every process, be it a replay or
+regex: ~0.2-0.5 s and ~30 MB on the first ROUGE score of every process, be it a replay or
 the live scorer's thread inside an agent. The stemmer itself is one self-contained file:
 its only package imports are the abstract base ``nltk.stem.api.StemmerI`` and two
 helpers that only its ``demo()`` calls.
@@ -121,7 +121,7 @@ def porter_stemmer() -> Stemmer:
         return _private_porter()
     except Exception as exc:  # any failure: the ordinary import is the fallback
         logger.info("Porter stemmer: importing nltk (%s)", exc)
-    from nltk.stem import porter  # noqa: PLC0415 - ~0.4 s, only when the above failed
+    from nltk.stem import porter  # noqa: PLC0415 - ~0.2-0.5 s, only when the above failed
 
     stemmer: Stemmer = porter.PorterStemmer()
     return stemmer
