@@ -106,3 +106,23 @@ def test_a_large_report_is_complete_and_in_order() -> None:
         lines[-1]
         == "cases: 2000 passed, 0 failed, 0 not evaluated · invocations: 0 scored, 0 without golden, 0 not evaluable"
     )
+
+
+def test_a_quiet_console_prints_nothing() -> None:
+    assert report([case("a"), case("b", "passed")], quiet=True) == ""
+
+
+def test_a_recording_console_records_the_report_in_colour_and_as_text() -> None:
+    buf = io.StringIO()
+    console = Console(
+        file=buf, highlight=False, record=True, force_terminal=True, color_system="standard"
+    )
+    result = ReplayResult(invocations=[], cases=[case("a")], criteria=[])
+    print_report(result, console)
+    written = buf.getvalue()
+    recorded = console.export_text()  # plain text, as it was printed
+    assert "\x1b[" in written  # still painted on the terminal
+    assert "\x1b[" not in recorded
+    assert recorded == report([case("a")])  # what a plain console prints, summary included
+    assert recorded.rstrip().endswith("0 not evaluable")
+    assert re.sub(r"\x1b\[[0-9;]*m", "", written) == recorded

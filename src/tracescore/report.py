@@ -87,7 +87,8 @@ def print_report(result: ReplayResult, console: Console, *, detailed: bool = Fal
     table of its criteria laid out as rich lays out a ``Table(box=None, pad_edge=False)``
     (columns two spaces apart, none wrapped). The text is composed here and written in
     large chunks: through rich, a 13k-invocation replay took ~2 ms per case (19 s for
-    8.7k cases), more than the replay itself.
+    8.7k cases), more than the replay itself. A quiet console prints nothing; a
+    recording one gets the text through rich, so that it can export it.
     """
     paint = _Painter(console)
     lines: list[str] = []
@@ -124,9 +125,18 @@ def _criteria_table(case: CaseResult, paint: _Painter) -> list[str]:
 
 
 def _write(console: Console, lines: list[str]) -> None:
-    if lines:
-        console.file.write("\n".join(lines) + "\n")
-        lines.clear()
+    if not lines:
+        return
+    text = "\n".join(lines) + "\n"
+    lines.clear()
+    if console.quiet:
+        return
+    if console.record:
+        # A recording console keeps what it prints for export_text/html: go through it
+        # (slower, and only here), styles parsed back from the codes painted above.
+        console.print(Text.from_ansi(text, end=""), end="", soft_wrap=True, highlight=False)
+        return
+    console.file.write(text)
 
 
 def _details(case: CaseResult, paint: _Painter, lines: list[str]) -> None:
