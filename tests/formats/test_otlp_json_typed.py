@@ -224,3 +224,47 @@ def test_damaged_bytes_decode_as_orjson_and_the_reference_path_read_them(
     damaged = _FULL_SPAN[:at] + junk + _FULL_SPAN[at + cut :]
     reference = _outcome(lambda: decode_json_document(orjson.loads(damaged), origin=ORIGIN))
     assert _outcome(lambda: decode_json_bytes(damaged, origin=ORIGIN)) == reference
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from([8, 16]),
+    st.text(alphabet="0123456789abcdefABCDEF0 +/=g", min_size=10, max_size=34),
+)
+def test_the_hex_id_shortcut_agrees_with_json_id(size: int, raw: str) -> None:
+    from tracescore.formats.anyvalue import json_id
+
+    try:
+        expected: str | None = json_id(raw, size, "id")
+    except ValueError:
+        expected = None
+    if otlp_json_typed._is_hex_id(raw, size):
+        assert expected == raw
+    else:  # everything the shortcut leaves to json_id: not lowercase hex, or all zeros
+        assert expected != raw or raw != raw.lower() or len(raw) != 2 * size
+
+
+@pytest.mark.parametrize(
+    ("raw", "size", "shortcut"),
+    [
+        ("0123456789abcdef", 8, True),
+        ("0123456789ABCDEF", 8, False),  # upper case: json_id lowers it
+        ("0000000000000000", 8, False),  # all zeros: an error (or no parent)
+        ("0123456789abcde", 8, False),
+        ("0123456789abcdef0123456789abcdef", 16, True),
+        ("0123456789abcdef", 16, False),
+        ("ASNFZ4mrze8=", 8, False),  # base64
+    ],
+)
+def test_the_hex_id_shortcut_takes_only_lowercase_hex(raw: str, size: int, shortcut: bool) -> None:
+    assert otlp_json_typed._is_hex_id(raw, size) is shortcut
+
+
+@given(st.binary(min_size=8, max_size=8) | st.binary(min_size=16, max_size=16))
+def test_every_nonzero_lowercase_hex_id_takes_the_shortcut(data: bytes) -> None:
+    from tracescore.formats.anyvalue import json_id
+
+    raw = data.hex()
+    assert otlp_json_typed._is_hex_id(raw, len(data)) is any(data)
+    if any(data):
+        assert json_id(raw, len(data), "id") == raw
