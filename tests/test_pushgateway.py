@@ -21,8 +21,6 @@ from bundled_examples import REPLAY_ARGS
 from prom_servers import binary, free_port, get, running
 from tracescore.cli import main
 
-ARGS = REPLAY_ARGS
-
 
 @pytest.fixture
 def pushgateway(tmp_path: Path) -> Iterator[str]:
@@ -58,7 +56,7 @@ def test_replay_pushes_outcomes_scores_and_thresholds(pushgateway: str, tmp_path
     result = CliRunner().invoke(
         main,
         [
-            *ARGS,
+            *REPLAY_ARGS,
             "--output",
             str(out),
             "--pushgateway",
@@ -112,7 +110,7 @@ def test_replay_pushes_outcomes_scores_and_thresholds(pushgateway: str, tmp_path
 def test_a_second_push_replaces_the_first(pushgateway: str, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
     for _ in range(2):
-        args = [*ARGS, "-q", "--pushgateway", pushgateway, "--output", str(out)]
+        args = [*REPLAY_ARGS, "-q", "--pushgateway", pushgateway, "--output", str(out)]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 1, result.output
     total = len(out.read_bytes().splitlines())
@@ -123,7 +121,7 @@ def test_a_second_push_replaces_the_first(pushgateway: str, tmp_path: Path) -> N
 
 def test_unreachable_pushgateway_is_one_line_and_exit_2() -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    result = CliRunner().invoke(main, [*ARGS, "-q", "--pushgateway", url])
+    result = CliRunner().invoke(main, [*REPLAY_ARGS, "-q", "--pushgateway", url])
     assert result.exit_code == 2
     assert isinstance(result.exception, SystemExit)
     lines = result.stderr.strip().splitlines()
@@ -134,7 +132,7 @@ def test_unreachable_pushgateway_is_one_line_and_exit_2() -> None:
 
 
 def test_malformed_pushgateway_url_is_a_config_error() -> None:
-    result = CliRunner().invoke(main, [*ARGS, "-q", "--pushgateway", "ftp://example.org"])
+    result = CliRunner().invoke(main, [*REPLAY_ARGS, "-q", "--pushgateway", "ftp://example.org"])
     assert result.exit_code == 2
     assert result.stderr.strip() == (
         "error: pushgateway URL 'ftp://example.org': expected http(s)://host[:port]"
@@ -143,7 +141,7 @@ def test_malformed_pushgateway_url_is_a_config_error() -> None:
 
 def test_push_refused_by_the_gateway_names_the_status(pushgateway: str) -> None:
     url = f"{pushgateway}/no/such/prefix"  # the gateway answers 404 under this path
-    result = CliRunner().invoke(main, [*ARGS, "-q", "--pushgateway", url])
+    result = CliRunner().invoke(main, [*REPLAY_ARGS, "-q", "--pushgateway", url])
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

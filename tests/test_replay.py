@@ -24,8 +24,6 @@ from tracescore.importer import ImportStats, import_paths
 from tracescore.model import Invocation, group_conversations
 from tracescore.replay import ReplayResult, read_runs, replay
 
-ARGS = REPLAY_ARGS
-
 
 def run(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, list(args))
@@ -34,7 +32,7 @@ def run(*args: str) -> tuple[int, str, str]:
 
 def test_examples_show_passes_and_failures_and_gate_ci(tmp_path: Path) -> None:
     out, junit = tmp_path / "results.jsonl", tmp_path / "report.xml"
-    code, stdout, _ = run(*ARGS, "--output", str(out), "--junit", str(junit))
+    code, stdout, _ = run(*REPLAY_ARGS, "--output", str(out), "--junit", str(junit))
     assert code == 1  # some criterion failed
     assert "weather/parallel_calls-session: FAILED" in stdout
     assert "weather/two_turn_session-session: PASSED" in stdout
@@ -76,7 +74,7 @@ def test_examples_show_passes_and_failures_and_gate_ci(tmp_path: Path) -> None:
 
 
 def test_detailed_rows() -> None:
-    code, stdout, _ = run(*ARGS, "--detailed")
+    code, stdout, _ = run(*REPLAY_ARGS, "--detailed")
     assert code == 1
     assert "prompt:   'Is it raining in Berlin?'" in stdout
     assert "expected: 'Expect rain in Berlin, around 15 degrees.'" in stdout
@@ -132,7 +130,7 @@ def test_goldens_are_checked_before_the_import_and_loaded_after_it(
     code, _, err = run("replay", str(EXAMPLES / "traces"), "--goldens", str(missing))
     assert (code, calls) == (2, [])  # a mistyped path fails before any trace is read
     assert "missing.evalset.json: cannot read goldens file" in err
-    code, stdout, _ = run(*ARGS)
+    code, stdout, _ = run(*REPLAY_ARGS)
     assert calls == ["read_runs", "load_goldens"]  # forked workers never see the goldens
     assert code == 1
     assert "FAILED" in stdout
