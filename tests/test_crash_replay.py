@@ -67,11 +67,19 @@ def test_replaying_the_archive_after_a_crash_gives_the_live_scores_for_free(
                 run_agent(tracer, tools=[("get_weather", {"city": "Rome"}, "25C")], answer="No.")
             run_agent(tracer, user="Tell me a joke")
             provider.shutdown()
-            scored = ("tracescore_traces_total", (("outcome", "scored"),))
-            service.wait_for(scored, 4)
+            # Every trace must have its outcome before the judge's calls are counted: the
+            # golden-less run is judged too, and may finish after the four scored ones.
+            for outcome, count in (("scored", 4), ("no_golden", 1)):
+                service.wait_for(("tracescore_traces_total", (("outcome", outcome),)), count)
             live = service.metrics()
+            assert live[("tracescore_traces_total", (("outcome", "no_golden"),))] == 1
             live_calls = fake.calls
-            assert live_calls == 5  # safety_v1 on every run, golden or not
+            # safety_v1 judges every run, golden or not: three distinct conversations. The
+            # second of two identical runs is answered by the cache when the first's verdict
+            # is already stored, and asked again when both are judged at the same time.
+            asked = {json.dumps(r.json, sort_keys=True) for r in fake.received}
+            assert len(asked) == 3
+            assert 3 <= live_calls <= 5
             service.proc.send_signal(signal.SIGKILL)  # a crash: nothing drained, no goodbye
             service.proc.wait()
         finally:
