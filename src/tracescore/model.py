@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tracescore.conventions.messages import JsonValue
+from tracescore.records import quick_init
 
 __all__ = [
     "AgentText",
@@ -35,6 +36,7 @@ NotEvaluableReason = Literal[
 ]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCall:
     """One tool call the model made, joined with its execution when telemetry has it.
@@ -63,6 +65,7 @@ class ToolCall:
     span_id: str | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentText:
     """Natural-language text an agent produced before the final response."""
@@ -71,6 +74,7 @@ class AgentText:
     text: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TokenUsage:
     """Token totals over an invocation's model calls."""
@@ -84,6 +88,7 @@ class TokenUsage:
         return self.input_tokens + self.output_tokens
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Invocation:
     """One agent run: a user turn, what the agent did, and what it answered.

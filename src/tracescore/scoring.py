@@ -39,6 +39,7 @@ from tracescore.exceptions import JudgeError
 from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
 from tracescore.goldens.matching import GoldenIndex
 from tracescore.model import Conversation, Invocation
+from tracescore.records import quick_init
 
 if TYPE_CHECKING:
     from tracescore.judge.client import JudgeClient
@@ -74,6 +75,7 @@ def _is_judge_reason(reason: str | None) -> bool:
     return reason is not None and (reason in _JUDGE_REASONS or reason.startswith("judge error"))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GoldenTurn:
     """The golden turn an invocation was matched to (case and 0-based turn).
@@ -95,6 +97,7 @@ Matcher = Callable[
 ]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InvocationResult:
     """One invocation's scores, its golden and its outcome."""
@@ -107,6 +110,7 @@ class InvocationResult:
     results: tuple[CriterionResult, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CriterionSummary:
     """One criterion over one case."""
@@ -117,6 +121,7 @@ class CriterionSummary:
     threshold: float | None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CaseResult:
     """A golden case (or an unmatched conversation) with its criteria and status."""

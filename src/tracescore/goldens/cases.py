@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tracescore.conventions.messages import JsonValue
 from tracescore.model import Invocation
+from tracescore.records import quick_init
 
 if TYPE_CHECKING:
     from tracescore.goldens import schema
@@ -47,6 +48,7 @@ class GoldenScenario:
     user_persona: JsonValue = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GoldenCase:
     """One eval case, its turns rebuilt as expected invocations.

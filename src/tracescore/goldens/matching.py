@@ -41,6 +41,7 @@ from typing import Final, Literal
 
 from tracescore.goldens.evalset import GoldenCase, GoldenSet
 from tracescore.model import Invocation
+from tracescore.records import quick_init
 
 __all__ = [
     "EVAL_ID_TAG",
@@ -78,6 +79,7 @@ class GoldenRef:
         return f"{self.eval_set_id}/{self.eval_id}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GoldenMatch:
     """The outcome of matching one invocation.
