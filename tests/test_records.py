@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tracescore import model, scoring
+from tracescore.criteria import base
 from tracescore.goldens import cases, matching
 from tracescore.records import quick_init
 
@@ -27,6 +28,7 @@ QUICK: list[type[Any]] = [
     scoring.InvocationResult,
     scoring.CriterionSummary,
     scoring.CaseResult,
+    base.EvalContext,
 ]
 
 

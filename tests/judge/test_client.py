@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -727,6 +728,152 @@ def test_cache_key_covers_criterion_version() -> None:
         assert fake.calls == 2
     assert (v1.verdict, v2.verdict) == ("valid", "invalid")
     assert client.stats.cache_hits == 0
+
+
+class HoldFirst:
+    """A responder that answers ``replies`` in turn, holding the first until released."""
+
+    def __init__(self, *replies: FakeReply) -> None:
+        self.replies = list(replies)
+        self.arrived = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request: dict[str, Any], n: int) -> FakeReply:
+        if n == 0:
+            self.arrived.set()
+            if not self.release.wait(timeout=10):
+                return gemini_error(400, "never released")
+        return self.replies[n]
+
+
+async def _held(responder: HoldFirst, fake: FakeGemini) -> None:
+    """Wait until the first request is held at the fake and no second one follows it.
+
+    The absence check is bounded (0.3 s): the second ask reaches the point where it
+    would call long before that.
+    """
+    assert await asyncio.to_thread(responder.arrived.wait, 5), "the first call never came"
+    await asyncio.sleep(0.3)
+    assert fake.calls == 1, "the identical call did not wait for the first one"
+
+
+def test_identical_calls_in_flight_share_one_reply(tmp_path: Any) -> None:
+    records: list[JudgeCallRecord] = []
+    responder = HoldFirst(gemini_json(VALID))
+    with FakeGemini(responder) as fake:
+        client = make_judge(fake.base_url, cache=JudgeCache(tmp_path / "c.sqlite"), records=records)
+
+        async def scenario() -> list[Verdict]:
+            try:
+                both = asyncio.gather(ask(client), ask(client))
+                await _held(responder, fake)
+                responder.release.set()
+                return list(await both)
+            finally:
+                await client.aclose()
+
+        verdicts = asyncio.run(scenario())
+        assert fake.calls == 1
+    assert [v.verdict for v in verdicts] == ["valid", "valid"]
+    assert (client.stats.calls, client.stats.cache_hits) == (1, 1)
+    assert sorted(outcomes(records)) == ["cached", "ok"]
+    assert client._asking == {}  # nothing left behind
+
+
+def test_a_failed_first_call_is_not_shared(tmp_path: Any) -> None:
+    # Only a usable reply is shared (what the cache would serve): the waiting call asks.
+    responder = HoldFirst(gemini_error(400, "bad request"), gemini_json(VALID))
+    with FakeGemini(responder) as fake:
+        client = make_judge(fake.base_url, cache=JudgeCache(None))
+
+        async def scenario() -> list[Verdict | BaseException]:
+            try:
+                both = asyncio.gather(ask(client), ask(client), return_exceptions=True)
+                await _held(responder, fake)
+                responder.release.set()
+                return list(await both)
+            finally:
+                await client.aclose()
+
+        first, second = asyncio.run(scenario())
+        assert fake.calls == 2
+    assert isinstance(first, JudgeHTTPError)
+    assert isinstance(second, Verdict) and second.verdict == "valid"
+    assert client.stats.cache_hits == 0
+
+
+def test_an_unparsable_first_reply_is_not_shared() -> None:
+    responder = HoldFirst(gemini_text("no JSON here"), gemini_json(VALID))
+    with FakeGemini(responder) as fake:
+        client = make_judge(fake.base_url, cache=JudgeCache(None))
+
+        async def scenario() -> list[Verdict | BaseException]:
+            try:
+                both = asyncio.gather(ask(client), ask(client), return_exceptions=True)
+                await _held(responder, fake)
+                responder.release.set()
+                return list(await both)
+            finally:
+                await client.aclose()
+
+        first, second = asyncio.run(scenario())
+        assert fake.calls == 2
+    assert isinstance(first, JudgeUnparsableReply)
+    assert isinstance(second, Verdict) and second.verdict == "valid"
+
+
+def test_a_cancelled_first_call_leaves_the_waiting_one_to_ask() -> None:
+    responder = HoldFirst(gemini_json({"verdict": "invalid"}), gemini_json(VALID))
+    with FakeGemini(responder) as fake:
+        client = make_judge(fake.base_url, cache=JudgeCache(None))
+
+        async def scenario() -> Verdict:
+            try:
+                first = asyncio.ensure_future(ask(client))
+                second = asyncio.ensure_future(ask(client))
+                await _held(responder, fake)
+                first.cancel()
+                verdict = await second
+                assert first.cancelled()
+                return verdict
+            finally:
+                responder.release.set()
+                await client.aclose()
+
+        verdict = asyncio.run(scenario())
+    assert verdict.verdict == "valid"
+    assert fake.calls == 2
+
+
+def test_without_a_cache_identical_calls_are_not_shared() -> None:
+    responder = HoldFirst(gemini_json(VALID), gemini_json({"verdict": "invalid"}))
+    with FakeGemini(responder) as fake:
+        client = make_judge(fake.base_url)
+
+        async def scenario() -> list[Verdict]:
+            try:
+                both = asyncio.gather(ask(client), ask(client))
+                assert await asyncio.to_thread(responder.arrived.wait, 5)
+                second = await asyncio.to_thread(lambda: _wait_calls(fake, 2))
+                responder.release.set()
+                assert second, "the second call never came"
+                return list(await both)
+            finally:
+                responder.release.set()
+                await client.aclose()
+
+        verdicts = asyncio.run(scenario())
+        assert fake.calls == 2
+    assert sorted(v.verdict for v in verdicts) == ["invalid", "valid"]
+
+
+def _wait_calls(fake: FakeGemini, count: int) -> bool:
+    deadline = time.monotonic() + 5
+    while fake.calls < count:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)  # polling the fake's server threads
+    return True
 
 
 # -- 11. redaction ----------------------------------------------------------------------------

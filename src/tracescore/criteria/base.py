@@ -29,6 +29,7 @@ from typing import ClassVar, Final, Literal
 from tracescore.conventions.messages import JsonValue
 from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
 from tracescore.model import Invocation
+from tracescore.records import quick_init
 
 __all__ = [
     "NO_GOLDEN",
@@ -47,6 +48,7 @@ EvalStatus = Literal["passed", "failed", "not_evaluated", "informational"]
 NO_GOLDEN: Final = "no golden"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EvalContext:
     """What a criterion sees for one invocation.

@@ -6,7 +6,11 @@ One call of :meth:`JudgeClient.ask` goes through, in order:
 
 1. redaction of the prompt (on by default: nothing unredacted leaves the process);
 2. the reply cache (criterion version, model, config, prompt and sample index make the
-   key): a hit costs nothing and calls nobody;
+   key): a hit costs nothing and calls nobody. With a cache, a call whose key is already
+   being asked waits for that call's reply instead of asking again (two identical runs
+   judged at once, as in a replay of repeated traffic): the reply it gets is the one the
+   cache would have served a moment later. Only a usable reply is shared; when the first
+   call fails or is cancelled, each waiting call asks for itself;
 3. the daily spend cap (:class:`~tracescore.exceptions.BudgetExhausted`, not called);
 4. the circuit breaker (:class:`~tracescore.exceptions.JudgeUnavailable` while the judge
    is considered down; one probe at a time afterwards);
@@ -205,6 +209,8 @@ class JudgeClient:
         # Created per event loop: asyncio primitives bind to the loop that uses them.
         self._semaphore: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Cache key -> the usable reply of the call asking it now (None: ask yourself).
+        self._asking: dict[str, asyncio.Future[JudgeReply | None]] = {}
 
     # -- public ------------------------------------------------------------------------
 
@@ -246,11 +252,50 @@ class JudgeClient:
                 except JudgeUnparsableReply:
                     pass  # a stale entry from an older schema: ask again
                 else:
-                    self.stats.cache_hits += 1
-                    self._report(
-                        JudgeCallRecord(criterion=criterion, model=request.model, outcome="cached")
-                    )
-                    return parsed
+                    return self._hit(parsed, criterion=criterion, model=request.model)
+            self._bind_loop()
+            asking = self._asking.get(key)
+            if asking is not None:
+                shared = await asyncio.shield(asking)
+                if shared is not None:  # usable: the first call's reply parsed
+                    parsed = _parse(shared, reply_type)
+                    return self._hit(parsed, criterion=criterion, model=request.model)
+            if key not in self._asking:
+                return await self._ask_shared(request, reply_type, criterion, key)
+            # The first call failed and another waiting one asks again: ask alongside it
+            # rather than after it, so a failing judge never makes the calls wait in turn.
+        parsed, reply = await self._ask_and_parse(request, reply_type, criterion)
+        if self.cache is not None:
+            await self.cache.put(key, reply)
+        return parsed
+
+    async def _ask_shared(
+        self, request: JudgeRequest, reply_type: type[M], criterion: str, key: str
+    ) -> M:
+        """Ask, cache the reply, and hand it to the calls that wait for ``key`` meanwhile."""
+        assert self.cache is not None
+        future: asyncio.Future[JudgeReply | None] = asyncio.get_running_loop().create_future()
+        self._asking[key] = future
+        reply: JudgeReply | None = None
+        try:
+            parsed, reply = await self._ask_and_parse(request, reply_type, criterion)
+            await self.cache.put(key, reply)  # before the waiting calls go: no gap between
+        finally:
+            if self._asking.get(key) is future:
+                del self._asking[key]
+            future.set_result(reply)  # None (failed, unparsable, cancelled): ask yourselves
+        return parsed
+
+    def _hit(self, parsed: M, *, criterion: str, model: str) -> M:
+        """Count and report a verdict that cost no call (cache, or a shared call's reply)."""
+        self.stats.cache_hits += 1
+        self._report(JudgeCallRecord(criterion=criterion, model=model, outcome="cached"))
+        return parsed
+
+    async def _ask_and_parse(
+        self, request: JudgeRequest, reply_type: type[M], criterion: str
+    ) -> tuple[M, JudgeReply]:
+        """Call the judge (with retries) and validate the reply; count the outcome."""
         reply, duration, cost = await self._call_with_retries(request, criterion=criterion)
         try:
             parsed = _parse(reply, reply_type)
@@ -273,9 +318,7 @@ class JudgeClient:
                     cost_usd=cost,
                 )
             )
-        if self.cache is not None:
-            await self.cache.put(key, reply)
-        return parsed
+        return parsed, reply
 
     async def aclose(self) -> None:
         """Close the backend and the cache."""
@@ -344,6 +387,7 @@ class JudgeClient:
         if self._semaphore is None or self._loop is not loop:
             self._semaphore = asyncio.Semaphore(self.concurrency)
             self._limiters = {}
+            self._asking = {}
             self._loop = loop
         return self._semaphore
 
