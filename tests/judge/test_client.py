@@ -780,9 +780,19 @@ def test_identical_calls_in_flight_share_one_reply(tmp_path: Any) -> None:
     assert client._asking == {}  # nothing left behind
 
 
-def test_a_failed_first_call_is_not_shared(tmp_path: Any) -> None:
+@pytest.mark.parametrize(
+    ("first_reply", "error"),
+    [
+        (gemini_error(400, "bad request"), JudgeHTTPError),
+        (gemini_text("no JSON here"), JudgeUnparsableReply),
+    ],
+    ids=["failed", "unparsable"],
+)
+def test_an_unusable_first_reply_is_not_shared(
+    first_reply: FakeReply, error: type[JudgeError]
+) -> None:
     # Only a usable reply is shared (what the cache would serve): the waiting call asks.
-    responder = HoldFirst(gemini_error(400, "bad request"), gemini_json(VALID))
+    responder = HoldFirst(first_reply, gemini_json(VALID))
     with FakeGemini(responder) as fake:
         client = make_judge(fake.base_url, cache=JudgeCache(None))
 
@@ -797,29 +807,9 @@ def test_a_failed_first_call_is_not_shared(tmp_path: Any) -> None:
 
         first, second = asyncio.run(scenario())
         assert fake.calls == 2
-    assert isinstance(first, JudgeHTTPError)
+    assert isinstance(first, error)
     assert isinstance(second, Verdict) and second.verdict == "valid"
     assert client.stats.cache_hits == 0
-
-
-def test_an_unparsable_first_reply_is_not_shared() -> None:
-    responder = HoldFirst(gemini_text("no JSON here"), gemini_json(VALID))
-    with FakeGemini(responder) as fake:
-        client = make_judge(fake.base_url, cache=JudgeCache(None))
-
-        async def scenario() -> list[Verdict | BaseException]:
-            try:
-                both = asyncio.gather(ask(client), ask(client), return_exceptions=True)
-                await _held(responder, fake)
-                responder.release.set()
-                return list(await both)
-            finally:
-                await client.aclose()
-
-        first, second = asyncio.run(scenario())
-        assert fake.calls == 2
-    assert isinstance(first, JudgeUnparsableReply)
-    assert isinstance(second, Verdict) and second.verdict == "valid"
 
 
 def test_a_cancelled_first_call_leaves_the_waiting_one_to_ask() -> None:
