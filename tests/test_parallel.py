@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from tracescore.assembly import TraceAssembler
+from tracescore.exceptions import TraceFormatError
 from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
@@ -90,16 +91,31 @@ def test_parallel_invocations_equal_sequential(traffic: Path, idle: int, part_by
 
 
 def test_bad_lines_keep_their_line_numbers(traffic: Path, tmp_path: Path) -> None:
+    # Workers number their part's lines from 1 (the lines before a cut are not counted
+    # up front); the errors reported carry the file's line numbers all the same.
     lines = traffic.read_bytes().splitlines()
-    bad_at = len(lines) - 3  # deep inside a later part
-    lines.insert(bad_at, b'{"resourceSpans": [oops')
+    bad_span = orjson.loads(lines[1])
+    bad_span["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = "not-hex"
+    bad_at = [1, len(lines) // 2, len(lines) - 3]  # first part, a middle one, the last one
+    for at in reversed(bad_at):
+        lines.insert(at, b'{"resourceSpans": [oops')
+    span_at = len(lines) - 1
+    lines.insert(span_at, orjson.dumps(bad_span))
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    _, stats, n_parts = _parallel(path, 400, 1_500_000)
-    assert n_parts >= 3
-    [error] = stats.errors
-    assert (error.path, error.line) == (str(path), bad_at + 1)
-    assert stats.bad_records == 1
+    parts = plan_parts([str(path)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
+    assert len(parts) >= 3
+    assert [p.first_line for p in parts] == [1] + [None] * (len(parts) - 1)
+    reported: list[TraceFormatError] = []
+    stats = ImportStats()
+    write_jsonl_parallel(
+        parts, io.BytesIO(), stats, jobs=3, idle_records=400, on_error=reported.append
+    )
+    expected = [at + 1 + i for i, at in enumerate(bad_at)] + [span_at + 1]
+    for errors in (stats.errors, reported):
+        assert [(e.path, e.line) for e in errors] == [(str(path), n) for n in expected]
+    assert f"bad.jsonl:{span_at + 1}: span " in str(stats.errors[-1])
+    assert stats.bad_records == 4
 
 
 def test_small_or_unsplittable_inputs_stay_whole(traffic: Path, tmp_path: Path) -> None:
@@ -120,7 +136,7 @@ def test_parts_cover_the_file_at_line_starts(traffic: Path) -> None:
         assert a.end == b.start
         assert b.start is not None
         assert data[b.start - 1 : b.start] == b"\n"
-        assert b.first_line == data[: b.start].count(b"\n") + 1
+        assert b.first_line is None  # counted only when an error needs it
     assert [p.first for p in parts] == [True] + [False] * (len(parts) - 1)
     assert orjson.loads(data[parts[1].start : data.index(b"\n", parts[1].start)])
 

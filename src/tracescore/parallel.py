@@ -89,7 +89,11 @@ class Part:
         path: The file.
         start: First byte (a line start); None to read the whole file in its own format.
         end: Byte offset the part stops before; None with ``start``.
-        first_line: 1-based number of the line at ``start``.
+        first_line: 1-based number of the line at ``start``; None when not counted yet.
+            A worker then numbers the part's lines from 1, and the parent shifts the
+            lines of the errors it reports (:func:`_located`). Counting the lines before
+            a cut means scanning every byte up to it: ~0.03 s per 250 MB before any
+            worker could start, for a number that only errors need.
         first: Nothing comes before this part.
         last: Nothing comes after it.
 
@@ -98,7 +102,7 @@ class Part:
     path: str
     start: int | None = None
     end: int | None = None
-    first_line: int = 1
+    first_line: int | None = 1
     first: bool = False
     last: bool = False
 
@@ -150,16 +154,29 @@ def _bytes_per_record(path: str) -> float | None:
 
 
 def _split(path: str, size: int, n: int) -> list[Part]:
-    """``n`` byte ranges of ``path`` cut at line starts, with the line number of each."""
-    starts, lines = [0], [1]
+    """``n`` byte ranges of ``path`` cut at line starts (their line numbers not counted)."""
+    starts = [0]
     with open(path, "rb") as stream:
         for k in range(1, n):
             cut = _line_start(stream, k * size // n)
             if starts[-1] < cut < size:
-                lines.append(lines[-1] + _count_newlines(stream, starts[-1], cut))
                 starts.append(cut)
     ends = [*starts[1:], size]
-    return [Part(path, s, e, line) for s, e, line in zip(starts, ends, lines, strict=True)]
+    return [Part(path, s, e, 1 if s == 0 else None) for s, e in zip(starts, ends, strict=True)]
+
+
+def _located(part: Part, errors: list[TraceFormatError]) -> list[TraceFormatError]:
+    """``errors`` of ``part`` with their lines counted from the start of its file."""
+    if part.first_line is not None or part.start is None or not errors:
+        return errors
+    with open(part.path, "rb") as stream:
+        before = _count_newlines(stream, 0, part.start)
+    return [
+        TraceFormatError(e.detail, path=e.path, line=e.line + before, span_id=e.span_id)
+        if e.line is not None and e.path == part.path
+        else e
+        for e in errors
+    ]
 
 
 def _count_newlines(stream: BinaryIO, start: int, end: int) -> int:
@@ -220,7 +237,7 @@ def _run_part(
         if part.start is None or part.end is None:
             batches = read_file(part.path)
         else:
-            batches = read_json_lines(part.path, part.start, part.end, part.first_line)
+            batches = read_json_lines(part.path, part.start, part.end, part.first_line or 1)
         found = invocations_from_batches(
             batches, stats, assembler=asm, finish=False, model_context=model_context
         )
@@ -408,8 +425,9 @@ def _import_chunks(
             if len(pending) > jobs:
                 break
         while pending:
-            _, future = pending.popleft()
+            done_part, future = pending.popleft()
             result = future.result()
+            result.stats.errors = _located(done_part, result.stats.errors)
             nxt = next(queue, None)
             if nxt is not None:
                 pending.append((nxt, submit(nxt)))

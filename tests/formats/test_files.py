@@ -3,6 +3,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -286,3 +288,27 @@ def test_zstd_is_refused_with_a_clear_error(tmp_path: Path) -> None:
     path = _write(tmp_path / "traces.jsonl.zst", b"\x28\xb5\x2f\xfd" + b"\x00" * 16)
     with pytest.raises(InputError, match="zstd-compressed input is not supported"):
         list(read_file(path))
+
+
+def test_reading_json_never_imports_protobuf(tmp_path: Path) -> None:
+    # `tracescore import` of Collector JSON files forks its workers from a process that
+    # imported only what JSON needs; protobuf comes in with the first protobuf input.
+    path = tmp_path / "t.jsonl"
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "s"}
+    span |= {"startTimeUnixNano": "1", "endTimeUnixNano": "2"}
+    line = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    path.write_bytes(orjson.dumps(line) + b"\n")
+    pb = tmp_path / "t.pb"
+    code = f"""
+import sys
+import tracescore.cli.app, tracescore.cli.import_cmd
+from tracescore.formats.files import read_file
+spans = [s for b in read_file({str(path)!r}) for s in b.spans]
+assert len(spans) == 1, spans
+assert "google.protobuf" not in sys.modules, "protobuf imported for JSON"
+list(read_file({str(pb)!r}))
+assert "google.protobuf" in sys.modules
+"""
+    pb.write_bytes(b"\x00\x00\x00\x00")  # one empty length-prefixed message
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

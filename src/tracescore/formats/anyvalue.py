@@ -24,9 +24,10 @@ import base64
 import binascii
 import math
 from collections.abc import Callable, Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+if TYPE_CHECKING:  # protobuf is imported only by the readers of protobuf input
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from tracescore.spans import Attributes, AttrValue
 

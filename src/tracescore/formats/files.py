@@ -39,7 +39,6 @@ from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
-from tracescore.formats.otlp_proto import decode_proto_message
 from tracescore.spans import Origin
 
 __all__ = ["READ_BUFFER", "expand_paths", "is_json_lines", "read_file", "read_json_lines"]
@@ -360,7 +359,15 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
         if detail is not None:
             yield Batch(origin=origin, errors=[located_error(origin, detail)])
             return
-        yield decode_proto_message(data, origin=origin)
+        yield _decode_proto(data, origin=origin)
+
+
+def _decode_proto(data: bytes, *, origin: Origin) -> Batch:
+    # Imported here: protobuf and the OTLP message classes take ~20 ms to import, which a
+    # process reading JSON (each `tracescore import` of Collector files) never needs.
+    from tracescore.formats.otlp_proto import decode_proto_message  # noqa: PLC0415
+
+    return decode_proto_message(data, origin=origin)
 
 
 def _read_exactly(stream: _ByteStream, size: int) -> bytes:
