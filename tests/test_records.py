@@ -138,6 +138,14 @@ def test_other_shapes_are_refused_when_the_class_is_defined() -> None:
             def __post_init__(self) -> None:
                 pass
 
+    with pytest.raises(TypeError, match="fields only"):
+
+        @quick_init
+        @dataclass(frozen=True, slots=True, kw_only=True)
+        class WithInitVar:
+            name: str
+            scale: dataclasses.InitVar[int] = 1
+
     with pytest.raises(TypeError, match="keyword-only"):
 
         @quick_init

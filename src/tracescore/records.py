@@ -18,6 +18,7 @@ supported (``frozen=True, slots=True, kw_only=True``; no ``__post_init__``, ``In
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
@@ -55,7 +56,12 @@ def quick_init(cls: type[_T]) -> type[_T]:
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__}: quick_init does not run __post_init__")
     fields = dataclasses.fields(cls)
-    names: dict[str, Any] = {"_FACTORY": _FACTORY, "_new": object.__new__}
+    # The generated __init__ must take exactly the parameters dataclass's own takes (an
+    # InitVar, say, is a parameter but not a field): else refuse rather than differ.
+    expected = list(inspect.signature(cls.__init__).parameters)[1:]
+    if expected != [f.name for f in fields]:
+        raise TypeError(f"{cls.__name__}: quick_init supports fields only, not {expected}")
+    names: dict[str, Any] = {"_FACTORY": _FACTORY}
     signature: list[str] = []
     body: list[str] = []
     for index, f in enumerate(fields):
