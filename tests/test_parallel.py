@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from tracescore.assembly import TraceAssembler
-from tracescore.exceptions import TraceFormatError
+from tracescore.exceptions import InputError, TraceFormatError
 from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
@@ -304,3 +304,72 @@ def _both(*paths: Path) -> Iterator[Batch]:
 
 def _asm(idle: int) -> TraceAssembler:
     return TraceAssembler(idle_records=idle)
+
+
+def test_spooled_output_reaches_a_file_after_what_it_buffered(
+    traffic: Path, tmp_path: Path
+) -> None:
+    """Workers write their lines to spool files, appended to a real output file in part
+    order, after anything the output still buffered; the spool files are removed."""
+    parts = plan_parts([str(traffic)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
+    assert len(parts) >= 3
+    in_memory = io.BytesIO()  # no descriptor: the spool files are copied through Python
+    write_jsonl_parallel(parts, in_memory, ImportStats(), jobs=3, idle_records=400)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    target = tmp_path / "out.jsonl"
+    with target.open("wb") as out:
+        out.write(b"first\n")  # still in the writer's buffer when the first part comes
+        write_jsonl_parallel(
+            parts, out, ImportStats(), jobs=3, idle_records=400, spool_dir=str(spool)
+        )
+        out.write(b"last\n")
+    assert target.read_bytes() == b"first\n" + in_memory.getvalue() + b"last\n"
+    assert sorted(in_memory.getvalue().splitlines()) == _sequential(traffic, 400)[0]
+    assert list(spool.iterdir()) == []
+
+
+@pytest.mark.parametrize("sent_first", [0, 1000])
+def test_without_sendfile_the_spool_is_copied(
+    traffic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sent_first: int
+) -> None:
+    """sendfile refused (no support, an O_APPEND descriptor on older kernels) at once
+    or after a first chunk: the rest is copied, nothing lost or written twice."""
+    import errno
+    import os
+
+    parts = plan_parts([str(traffic)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
+    expected = io.BytesIO()
+    write_jsonl_parallel(parts, expected, ImportStats(), jobs=3, idle_records=400)
+    real = os.sendfile
+    calls: list[int] = []
+
+    def refusing(out_fd: int, in_fd: int, offset: int | None, count: int) -> int:
+        calls.append(count)
+        if sent_first and len(calls) == 1:
+            return real(out_fd, in_fd, offset, sent_first)
+        raise OSError(errno.EINVAL, "refused")
+
+    monkeypatch.setattr(os, "sendfile", refusing)
+    target = tmp_path / "out.jsonl"
+    with target.open("wb") as out:
+        write_jsonl_parallel(
+            parts, out, ImportStats(), jobs=3, idle_records=400, spool_dir=str(tmp_path)
+        )
+    assert calls  # the descriptor path was taken
+    assert target.read_bytes() == expected.getvalue()
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_a_failing_worker_leaves_no_spool_file(traffic: Path, tmp_path: Path) -> None:
+    gone = tmp_path / "gone.jsonl"
+    gone.write_bytes(traffic.read_bytes())
+    parts = plan_parts([str(gone)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
+    gone.unlink()  # every worker fails, after the first one created its spool file
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    with (tmp_path / "out.jsonl").open("wb") as out, pytest.raises(InputError, match="gone"):
+        write_jsonl_parallel(
+            parts, out, ImportStats(), jobs=3, idle_records=400, spool_dir=str(spool)
+        )
+    assert list(spool.iterdir()) == []

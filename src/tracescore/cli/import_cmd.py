@@ -137,6 +137,8 @@ def import_command(
                         idle_records=idle_records,
                         on_error=reporter.error,
                         model_context=False,
+                        # Spooled beside the output: the space it needs is the output's.
+                        spool_dir=None if tmp is None else os.path.dirname(tmp),
                     )
                 skipped = 0
             else:
