@@ -19,12 +19,8 @@ from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.model import Invocation
-from tracescore.parallel import (
-    _count_newlines,
-    import_parallel,
-    plan_parts,
-    write_jsonl_parallel,
-)
+from tracescore.parallel import import_parallel, write_jsonl_parallel
+from tracescore.parts import _count_newlines, plan_parts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import gen_traces
@@ -373,3 +369,86 @@ def test_a_failing_worker_leaves_no_spool_file(traffic: Path, tmp_path: Path) ->
             parts, out, ImportStats(), jobs=3, idle_records=400, spool_dir=str(spool)
         )
     assert list(spool.iterdir()) == []
+
+
+def test_progress_counts_every_byte_of_the_input_once(traffic: Path) -> None:
+    parts = plan_parts([str(traffic)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
+    reports: list[tuple[int, int]] = []
+    out = io.BytesIO()
+    write_jsonl_parallel(
+        parts,
+        out,
+        ImportStats(),
+        jobs=3,
+        idle_records=400,
+        progress=lambda done, total: reports.append((done, total)),
+    )
+    size = traffic.stat().st_size
+    assert len(reports) >= len(parts)  # at least once per part
+    assert {total for _, total in reports} == {size}
+    done = [d for d, _ in reports]
+    assert done == sorted(done)
+    assert done[-1] == size
+    assert sorted(out.getvalue().splitlines()) == _sequential(traffic, 400)[0]
+
+
+def test_a_worker_keeps_its_bytes_read_in_its_progress_slot(traffic: Path) -> None:
+    import multiprocessing
+
+    from tracescore import parallel
+
+    parts = plan_parts([str(traffic)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
+    middle = parts[1]
+    assert middle.start is not None and middle.end is not None
+    shared = multiprocessing.get_context("fork").RawArray("q", len(parts))
+    parallel._init_worker(shared)
+    try:
+        parallel._run_part(middle, 400, slot=1)
+    finally:
+        parallel._init_worker(None)
+    assert list(shared) == [0, middle.end - middle.start, *[0] * (len(parts) - 2)]
+
+
+def test_cli_shows_a_progress_bar_while_workers_import(
+    traffic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal, a parallel import shows its progress too (without a refresh
+    thread, so the workers are still forked)."""
+    import threading
+    from multiprocessing.context import BaseContext
+
+    from click.testing import CliRunner
+    from rich.console import Console
+
+    from tracescore import parallel
+    from tracescore.cli import import_cmd, main
+
+    monkeypatch.setattr("tracescore.parts._MIN_PART_BYTES", 1_000_000)
+    monkeypatch.setattr(import_cmd, "_PROGRESS_MIN_BYTES", 1)
+    screen = io.StringIO()
+    monkeypatch.setattr(
+        import_cmd, "stderr", lambda: Console(file=screen, force_terminal=True, width=100)
+    )
+    threads: list[int] = []
+    real_context = parallel._mp_context
+
+    def context() -> BaseContext:
+        threads.append(threading.active_count())
+        return real_context()
+
+    monkeypatch.setattr(parallel, "_mp_context", context)
+    outs = []
+    for jobs in ("2", "1"):
+        out = tmp_path / f"out{jobs}.jsonl"
+        args = ["import", str(traffic), "--idle-records", "400", "-j", jobs, "-o", str(out)]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.stderr
+        outs.append(sorted(out.read_bytes().splitlines()))
+        if jobs == "2":
+            shown = screen.getvalue()
+    assert outs[0] == outs[1]
+    assert len(threads) == 1  # -j 2 ran in parallel
+    # the progress display added no thread of its own (the suite's may run others)
+    assert threads[0] == threading.active_count()
+    assert "importing" in shown
+    assert "100%" in shown

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from bundled_examples import EXAMPLES, REPLAY_ARGS
-from tracescore import parallel
+from tracescore import parallel, parts
 from tracescore.assembly import TraceAssembler
 from tracescore.cli import main
 from tracescore.criteria import Criterion, EvalContext, Score, informational_criteria
@@ -164,7 +164,7 @@ def test_parallel_replay_scores_exactly_as_one_process(
 ) -> None:
     traffic, golden_path = traffic_and_goldens
     # The 4k-span file is ~10 MB: lower the floor so it splits.
-    monkeypatch.setattr(parallel, "_MIN_PART_BYTES", 1_000_000)
+    monkeypatch.setattr(parts, "_MIN_PART_BYTES", 1_000_000)
     calls: list[int] = []
     original = parallel.import_parallel
 
@@ -202,7 +202,7 @@ def test_cli_replay_jobs_write_the_same_results(
     traffic_and_goldens: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     traffic, goldens = traffic_and_goldens
-    monkeypatch.setattr(parallel, "_MIN_PART_BYTES", 1_000_000)
+    monkeypatch.setattr(parts, "_MIN_PART_BYTES", 1_000_000)
     outs = []
     for jobs in ("1", "2"):
         out = tmp_path / f"results{jobs}.jsonl"
@@ -237,7 +237,7 @@ def test_invocations_carry_the_model_context_only_when_a_criterion_reads_it(
 ) -> None:
     """Built-in deterministic criteria skip it; a user's criterion sees it by default."""
     traffic, golden_path = traffic_and_goldens
-    monkeypatch.setattr(parallel, "_MIN_PART_BYTES", 1_000_000)
+    monkeypatch.setattr(parts, "_MIN_PART_BYTES", 1_000_000)
     split = parallel.parallel_parts([str(traffic)], jobs=jobs, idle_records=400, strict=False)
     assert (split is not None) == (jobs == 2)  # jobs=2: the workers rebuild the invocations
     goldens = load_goldens([str(golden_path)])

@@ -1,9 +1,10 @@
 """Import large inputs on several processes, each worker encoding its own output.
 
 Plain JSON Lines files are cut at line boundaries into parts; other inputs (gzip,
-protobuf, single documents) are one part each. A worker assembles traces, rebuilds
-invocations and *encodes its output* (JSON Lines records) for its part exactly as a
-sequential import would, except for the few traces that cross a cut:
+protobuf, single documents) are one part each (:mod:`tracescore.parts`). A worker
+assembles traces, rebuilds invocations and *encodes its output* (JSON Lines records)
+for its part exactly as a sequential import would, except for the few traces that
+cross a cut:
 
 * a trace first seen in the first ``2 × idle_records`` records of a part (its *head*)
   may have begun in the part before, but only if it shows up in that part's last
@@ -39,8 +40,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import math
-import mmap
 import multiprocessing
 import os
 import pickle
@@ -50,10 +49,11 @@ import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Container, Generator, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, field, replace
-from typing import IO, Any, BinaryIO, Final, Literal
+from dataclasses import dataclass, field
+from functools import partial
+from typing import IO, Any, Final, Literal
 
 import orjson
 
@@ -61,9 +61,10 @@ from tracescore.assembly import AssembledTrace, TraceAssembler
 from tracescore.exceptions import TraceFormatError
 from tracescore.export import invocation_record
 from tracescore.formats.base import Batch
-from tracescore.formats.files import is_json_lines, read_file, read_json_lines
+from tracescore.formats.files import read_file, read_json_lines
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
 from tracescore.model import Invocation
+from tracescore.parts import SCAN_BYTES, Part, line_start, located, plan_parts
 from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
 
 __all__ = [
@@ -77,41 +78,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_SCAN: Final = 1024 * 1024
-_MIN_PART_BYTES: Final = 8 * 1024 * 1024
-_MAX_PART_BYTES: Final = 256 * 1024 * 1024
-#: A part holds at least this many head windows: a worker decodes about two windows
-#: of its neighbours' records to find the traces that cross its cuts.
-_WINDOWS_PER_PART: Final = 2
+#: Bytes read at once when reading a neighbour's edge backwards (grows as needed).
+_SCAN: Final = SCAN_BYTES
 _COPY_BUFFER: Final = 1024 * 1024
-#: Newlines looked up one at a time in a block before the rest of it is counted whole.
-_FINDS_PER_BLOCK: Final = 64
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One worker's share of the input.
-
-    Attributes:
-        path: The file.
-        start: First byte (a line start); None to read the whole file in its own format.
-        end: Byte offset the part stops before; None with ``start``.
-        first_line: 1-based number of the line at ``start``; None when not counted yet.
-            A worker then numbers the part's lines from 1, and the parent shifts the
-            lines of the errors it reports (:func:`_located`). Counting the lines before
-            a cut means scanning every byte up to it: ~0.03 s per 250 MB before any
-            worker could start, for a number that only errors need.
-        first: Nothing comes before this part.
-        last: Nothing comes after it.
-
-    """
-
-    path: str
-    start: int | None = None
-    end: int | None = None
-    first_line: int | None = 1
-    first: bool = False
-    last: bool = False
 
 
 @dataclass(slots=True)
@@ -121,98 +90,6 @@ class _PartResult:
     boundary: bytes
     released_tail: list[str]
     stats: ImportStats = field(default_factory=ImportStats)
-
-
-def plan_parts(
-    files: Sequence[str], *, jobs: int, idle_records: int, min_part_bytes: int | None = None
-) -> list[Part]:
-    """Cut ``files`` (in order) into parts; plain JSON Lines files are split by size.
-
-    A file is split into at most ``max(jobs, size / 256 MiB)`` parts of at least
-    ``min_part_bytes``; by default that is two head windows (``2 × idle_records``
-    records, sized from the file's first lines), and never under 8 MiB.
-    """
-    parts: list[Part] = []
-    for path in files:
-        per_record = _bytes_per_record(path) if is_json_lines(path) else None
-        if per_record is None:
-            parts.append(Part(path))
-            continue
-        size = os.path.getsize(path)
-        window = 2 * idle_records * per_record
-        min_part = min_part_bytes or max(_MIN_PART_BYTES, int(_WINDOWS_PER_PART * window))
-        n = min(max(jobs, math.ceil(size / _MAX_PART_BYTES)), size // min_part)
-        parts.extend(_split(path, size, n) if n >= 2 else [Part(path)])
-    if parts:
-        parts[0] = replace(parts[0], first=True)
-        parts[-1] = replace(parts[-1], last=True)
-    return parts
-
-
-def _bytes_per_record(path: str) -> float | None:
-    """Average bytes per span or log record over the first MiB of a JSON Lines file."""
-    size = records = 0
-    with open(path, "rb") as stream:
-        for line in stream:
-            size += len(line)
-            records += line.count(b'"spanId"') + line.count(b'"timeUnixNano"')
-            if size >= _SCAN:
-                break
-    return size / records if records else None
-
-
-def _split(path: str, size: int, n: int) -> list[Part]:
-    """``n`` byte ranges of ``path`` cut at line starts (their line numbers not counted)."""
-    starts = [0]
-    with open(path, "rb") as stream:
-        for k in range(1, n):
-            cut = _line_start(stream, k * size // n)
-            if starts[-1] < cut < size:
-                starts.append(cut)
-    ends = [*starts[1:], size]
-    return [Part(path, s, e, 1 if s == 0 else None) for s, e in zip(starts, ends, strict=True)]
-
-
-def _located(part: Part, errors: list[TraceFormatError]) -> list[TraceFormatError]:
-    """``errors`` of ``part`` with their lines counted from the start of its file."""
-    if part.first_line is not None or part.start is None or not errors:
-        return errors
-    with open(part.path, "rb") as stream:
-        before = _count_newlines(stream, 0, part.start)
-    return [
-        TraceFormatError(e.detail, path=e.path, line=e.line + before, span_id=e.span_id)
-        if e.line is not None and e.path == part.path
-        else e
-        for e in errors
-    ]
-
-
-def _count_newlines(stream: BinaryIO, start: int, end: int) -> int:
-    """Newlines in bytes ``start`` to ``end`` of the regular file open as ``stream``.
-
-    The file is mapped, not read: Collector lines are hundreds of KB long, and hopping
-    from newline to newline scans the bytes without copying them (reading half of a
-    500 MB file to count its lines cost ~0.15 s before any worker could start). A block
-    of many short lines is copied and counted in one call instead.
-    """
-    if end <= start:
-        return 0
-    count = 0
-    position = start
-    with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        while position < end:
-            block_end = min(position + _SCAN, end)
-            for _ in range(_FINDS_PER_BLOCK):
-                found = mapped.find(b"\n", position, block_end)
-                if found < 0:
-                    position = block_end
-                    break
-                count += 1
-                position = found + 1
-            else:
-                count += mapped[position:block_end].count(b"\n")
-                position = block_end
-    return count
 
 
 def _jsonl(invocations: Iterable[Invocation]) -> bytes:
@@ -236,11 +113,13 @@ def _run_part(
     encoding: _Encoding = "jsonl",
     model_context: bool = True,
     spool: str | None = None,
+    slot: int | None = None,
 ) -> _PartResult:
     """Worker: import one part; return its encoded invocations and its boundary traces.
 
     With ``spool`` (JSON Lines only), the invocations are written to that new file as
-    they come instead of returned.
+    they come instead of returned. With ``slot``, the bytes of the part read so far are
+    kept in that slot of the progress array the worker was started with.
     """
     stats = ImportStats()
     head = 2 * idle_records
@@ -257,7 +136,11 @@ def _run_part(
         if part.start is None or part.end is None:
             batches = read_file(part.path)
         else:
-            batches = read_json_lines(part.path, part.start, part.end, part.first_line or 1)
+            shared = _worker_progress
+            report = None if slot is None or shared is None else partial(shared.__setitem__, slot)
+            batches = read_json_lines(
+                part.path, part.start, part.end, part.first_line or 1, progress=report
+            )
         found = invocations_from_batches(
             batches, stats, assembler=asm, finish=False, model_context=model_context
         )
@@ -296,6 +179,13 @@ def _run_part(
 
 
 _NO_FILE: Final = nullcontext()
+#: In a worker started for a progress display: bytes read per part (shared memory).
+_worker_progress: Any = None
+
+
+def _init_worker(progress: Any) -> None:
+    global _worker_progress  # noqa: PLW0603 - one per worker process, set once at start
+    _worker_progress = progress
 
 
 class _All:
@@ -336,7 +226,7 @@ def _ids_before(path: str, end: int, records: int) -> frozenset[str]:
     hi, step = end, _SCAN
     with open(path, "rb") as stream:
         while seen < records and hi > 0:
-            lo = _line_start(stream, max(0, hi - step))
+            lo = line_start(stream, max(0, hi - step))
             if lo >= hi:  # one line longer than the block
                 step *= 2
                 continue
@@ -348,15 +238,6 @@ def _ids_before(path: str, end: int, records: int) -> frozenset[str]:
                 step *= 2
             hi = lo
     return frozenset(ids)
-
-
-def _line_start(stream: BinaryIO, position: int) -> int:
-    """The first line start at or after ``position``."""
-    if position == 0:
-        return 0
-    stream.seek(position - 1)
-    stream.readline()
-    return stream.tell()
 
 
 def _add_trace_ids(batch: Batch, ids: set[str]) -> int:
@@ -396,6 +277,7 @@ def write_jsonl_parallel(
     on_error: Callable[[TraceFormatError], None] | None = None,
     model_context: bool = True,
     spool_dir: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Import ``parts`` on ``jobs`` processes and write JSON Lines to ``out``.
 
@@ -404,6 +286,11 @@ def write_jsonl_parallel(
     (default: the system's temporary directory), removed before returning; they hold
     the output on its way to ``out``, so that directory needs as much free space as the
     output. Writing a file, pass its directory.
+
+    ``progress``, when given, is called in this thread with the input bytes read so far
+    and the input's size: every ~0.2 s while the workers run (reading a range of a file,
+    a worker reports as it goes; a whole file counts when it is done), and after each
+    part. It starts no thread, so workers are still forked where that is safe.
 
     Returns:
         How many invocations were written.
@@ -415,7 +302,7 @@ def write_jsonl_parallel(
         tempfile.TemporaryDirectory(prefix=".tracescore-", dir=spool_dir) as spool,
         closing(
             _import_chunks(
-                parts, stats, "jsonl", jobs, idle_records, on_error, model_context, spool
+                parts, stats, "jsonl", jobs, idle_records, on_error, model_context, spool, progress
             )
         ) as chunks,
     ):
@@ -493,26 +380,38 @@ def _import_chunks(
     on_error: Callable[[TraceFormatError], None] | None,
     model_context: bool = True,
     spool: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Generator[bytes | _Spooled | list[Invocation], None, None]:
     """Workers' encoded output and the parent's rebuilt boundary traces, in part order.
 
     With ``spool`` (a directory; JSON Lines only) each worker writes its output to a
-    file of its own there, and what comes back is that file.
+    file of its own there, and what comes back is that file. ``progress`` as in
+    :func:`write_jsonl_parallel`.
     """
     carry: dict[str, AssembledTrace] = {}
     released: set[str] = set()
     context = _mp_context()
+    sizes = [_part_bytes(part) for part in parts]
+    # Bytes read per part: written by the workers, summed here.
+    shared: Any = None if progress is None else context.RawArray("q", len(parts))
+
+    def report() -> None:
+        if progress is not None:
+            progress(sum(shared), sum(sizes))
 
     def rebuilt(traces: Iterable[AssembledTrace]) -> list[Invocation]:
         return [i for t in traces for i in trace_invocations(t, stats, model_context=model_context)]
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(shared,)
+    ) as pool:
         numbered = enumerate(parts)
 
         def submit(index: int, part: Part) -> _Pending:
             path = None if spool is None else os.path.join(spool, f"{index}.jsonl")
-            future = pool.submit(_run_part, part, idle_records, encoding, model_context, path)
-            return part, path, future
+            slot = None if shared is None else index
+            future = pool.submit(_run_part, part, idle_records, encoding, model_context, path, slot)
+            return index, part, path, future
 
         pending: deque[_Pending] = deque()
         for index, part in numbered:
@@ -520,9 +419,15 @@ def _import_chunks(
             if len(pending) > jobs:
                 break
         while pending:
-            done_part, spooled, future = pending.popleft()
+            index, done_part, spooled, future = pending.popleft()
+            if progress is not None:
+                while not wait([future], timeout=_PROGRESS_EVERY).done:
+                    report()
             result = future.result()
-            result.stats.errors = _located(done_part, result.stats.errors)
+            if shared is not None:
+                shared[index] = sizes[index]
+                report()
+            result.stats.errors = located(done_part, result.stats.errors)
             nxt = next(numbered, None)
             if nxt is not None:
                 pending.append(submit(*nxt))
@@ -548,8 +453,19 @@ def _import_chunks(
     yield rebuilt(carry.values())
 
 
-#: A part submitted: the part, its spool file (or None), its result to come.
-_Pending = tuple[Part, str | None, "Future[_PartResult]"]
+#: A part submitted: its index, the part, its spool file (or None), its result to come.
+_Pending = tuple[int, Part, str | None, "Future[_PartResult]"]
+#: Seconds between progress reports while a part is awaited.
+_PROGRESS_EVERY: Final = 0.2
+
+
+def _part_bytes(part: Part) -> int:
+    if part.start is not None and part.end is not None:
+        return part.end - part.start
+    try:
+        return os.path.getsize(part.path)
+    except OSError:  # the worker reports it
+        return 0
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:

@@ -24,7 +24,7 @@ from otlp_helpers import (
 
 from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
-from tracescore.formats.files import expand_paths, read_file
+from tracescore.formats.files import expand_paths, read_file, read_json_lines
 from tracescore.formats.sdk import from_readable_span
 from tracescore.spans import Origin
 
@@ -56,6 +56,22 @@ def test_json_lines_one_batch_per_line_with_locations(
     assert _span_ids(batches) == _expected_ids(sdk_spans)
     traces_per_line = [{span.trace_id for span in batch.spans} for batch in batches]
     assert traces_per_line[0] & traces_per_line[1]  # one trace is split across lines
+
+
+def test_a_range_of_json_lines_reports_the_bytes_read_before_each_batch(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)
+    data = ("\n".join(lines) + "\n\n").encode()
+    path = _write(tmp_path / "traces.jsonl", data)
+    start = len(lines[0]) + 1  # the second line on, blank last line included
+    reported: list[int] = []
+    seen: list[int] = []
+    for batch in read_json_lines(path, start, len(data), 2, progress=reported.append):
+        seen.append(len(reported))  # reported before the batch comes out
+        assert batch.origin is not None
+    assert seen == [1, 2]
+    assert reported == [len(lines[1]) + 1, len(lines[1]) + len(lines[2]) + 2, len(data) - start]
 
 
 def test_trace_and_log_lines_mixed_with_blank_lines(

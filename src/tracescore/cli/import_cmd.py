@@ -5,14 +5,21 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Final
 
 import click
 import orjson
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from tracescore.assembly import TraceAssembler
 from tracescore.cli.app import Reporter, idle_records_option, jobs_option, main, stderr
@@ -57,6 +64,34 @@ def _batches(files: Sequence[str], console: Console, stats: ImportStats) -> Iter
                     progress.update(task, spans=stats.spans)
                 yield batch
             progress.advance(task, size)
+
+
+@contextmanager
+def _parallel_progress(
+    files: Sequence[str], console: Console
+) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar for a parallel import (as :func:`_batches` shows), or None.
+
+    Refreshed only when the import reports (``auto_refresh=False``): rich's refresh
+    thread would make the import spawn its workers instead of forking them.
+    """
+    if not (console.is_terminal and sum(_size(f) for f in files) >= _PROGRESS_MIN_BYTES):
+        yield None
+        return
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True, auto_refresh=False) as bar:
+        task = bar.add_task("importing", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+            bar.refresh()
+
+        yield update
 
 
 def _size(path: str) -> int:
@@ -128,7 +163,7 @@ def import_command(
         # rebuilt (decoding them is ~6% of rebuilding a run).
         try:
             if parts:
-                with bulk_gc():
+                with bulk_gc(), _parallel_progress(files, console) as progress:
                     written = write_jsonl_parallel(
                         parts,
                         out,
@@ -139,6 +174,7 @@ def import_command(
                         model_context=False,
                         # Spooled beside the output: the space it needs is the output's.
                         spool_dir=None if tmp is None else os.path.dirname(tmp),
+                        progress=progress,
                     )
                 skipped = 0
             else:

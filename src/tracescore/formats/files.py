@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 import zlib
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Final, Protocol
 
@@ -278,13 +278,18 @@ def is_json_lines(path: str) -> bool:
 
 
 def read_json_lines(
-    path: str, start: int, end: int, first_line: int
+    path: str,
+    start: int,
+    end: int,
+    first_line: int,
+    progress: Callable[[int], None] | None = None,
 ) -> Generator[Batch, None, None]:
     """The batches of the JSON Lines between byte offsets ``start`` and ``end``.
 
     ``start`` must be the start of a line; the line containing ``end - 1`` is the last
     one read. ``first_line`` is the 1-based number of the line at ``start``, so errors
-    are located as in a whole-file read.
+    are located as in a whole-file read. ``progress``, when given, is called with the
+    bytes read from ``start`` so far as each line is read (before its batch is yielded).
 
     Raises:
         InputError: the file cannot be opened or read.
@@ -302,6 +307,8 @@ def read_json_lines(
             if position >= end:
                 return
             position += len(line)
+            if progress is not None:
+                progress(position - start)
             if not line.isspace():
                 yield _json_line(line, Origin(path, lineno))
             lineno += 1
