@@ -452,3 +452,26 @@ def test_cli_shows_a_progress_bar_while_workers_import(
     assert threads[0] == threading.active_count()
     assert "importing" in shown
     assert "100%" in shown
+
+
+def test_cli_reports_a_spool_it_cannot_write_without_a_traceback(
+    traffic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written to stdout, the workers spool in the temporary directory: when that is
+    gone, the import says so and exits 2."""
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from tracescore.cli import main
+
+    monkeypatch.setattr("tracescore.parts._MIN_PART_BYTES", 1_000_000)
+    missing = tmp_path / "no-such-dir"
+    monkeypatch.setattr(tempfile, "tempdir", str(missing))
+    args = ["import", str(traffic), "--idle-records", "400", "-j", "2", "-o", "-"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert f"error: cannot write {missing}" in result.stderr
+    assert "No such file or directory" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""

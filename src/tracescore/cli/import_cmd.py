@@ -204,6 +204,14 @@ def import_command(
     except TracescoreError as exc:
         console.print(f"error: {exc}", markup=False)
         raise SystemExit(2) from None
+    except BrokenPipeError:
+        raise  # stdout closed by a reader such as head: handled by the entry point
+    except OSError as exc:
+        # Input errors are InputError by now: this is the output or the workers' spool
+        # (a full disk, a directory gone).
+        where = f" {exc.filename}" if exc.filename else ""
+        console.print(f"error: cannot write{where}: {exc.strerror or exc}", markup=False)
+        raise SystemExit(2) from None
     reporter.summary(stats, written=written, skipped=skipped, output=output)
     if stats.bad_records:
         raise SystemExit(1)
