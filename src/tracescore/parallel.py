@@ -283,9 +283,9 @@ def write_jsonl_parallel(
 
     ``model_context`` as in :func:`tracescore.importer.invocations_from_batches`.
     Workers write their lines to spool files in a new directory under ``spool_dir``
-    (default: the system's temporary directory), removed before returning; they hold
-    the output on its way to ``out``, so that directory needs as much free space as the
-    output. Writing a file, pass its directory.
+    (default: the system's temporary directory), removed before returning. They hold
+    the output on its way to ``out``, each deleted once appended, so that directory
+    needs room for up to the output's size again. Writing a file, pass its directory.
 
     ``progress``, when given, is called in this thread with the input bytes read so far
     and the input's size: every ~0.2 s while the workers run (reading a range of a file,
