@@ -391,13 +391,10 @@ def _import_chunks(
     carry: dict[str, AssembledTrace] = {}
     released: set[str] = set()
     context = _mp_context()
-    sizes = [_part_bytes(part) for part in parts]
-    # Bytes read per part: written by the workers, summed here.
+    # Bytes read per part: written by the workers, summed here (only to show progress).
     shared: Any = None if progress is None else context.RawArray("q", len(parts))
-
-    def report() -> None:
-        if progress is not None:
-            progress(sum(shared), sum(sizes))
+    sizes = [_part_bytes(part) for part in parts] if progress is not None else []
+    total = sum(sizes)
 
     def rebuilt(traces: Iterable[AssembledTrace]) -> list[Invocation]:
         return [i for t in traces for i in trace_invocations(t, stats, model_context=model_context)]
@@ -422,11 +419,10 @@ def _import_chunks(
             index, done_part, spooled, future = pending.popleft()
             if progress is not None:
                 while not wait([future], timeout=_PROGRESS_EVERY).done:
-                    report()
+                    progress(sum(shared), total)
+                shared[index] = sizes[index]  # all of it, read by a whole-file part too
+                progress(sum(shared), total)
             result = future.result()
-            if shared is not None:
-                shared[index] = sizes[index]
-                report()
             result.stats.errors = located(done_part, result.stats.errors)
             nxt = next(numbered, None)
             if nxt is not None:

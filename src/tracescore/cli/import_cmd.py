@@ -46,7 +46,7 @@ def _format_for(output: str, fmt: str | None) -> str:
 def _batches(files: Sequence[str], console: Console, stats: ImportStats) -> Iterator[Batch]:
     """Read files in order, with a progress bar when the input is large and stderr a TTY."""
     sizes = [_size(f) for f in files]
-    if not (console.is_terminal and sum(sizes) >= _PROGRESS_MIN_BYTES):
+    if not _shows_progress(console, sizes):
         for path in files:
             yield from read_file(path, stdin=sys.stdin.buffer)
         return
@@ -75,7 +75,7 @@ def _parallel_progress(
     Refreshed only when the import reports (``auto_refresh=False``): rich's refresh
     thread would make the import spawn its workers instead of forking them.
     """
-    if not (console.is_terminal and sum(_size(f) for f in files) >= _PROGRESS_MIN_BYTES):
+    if not _shows_progress(console, [_size(f) for f in files]):
         yield None
         return
     columns = (
@@ -92,6 +92,11 @@ def _parallel_progress(
             bar.refresh()
 
         yield update
+
+
+def _shows_progress(console: Console, sizes: Sequence[int]) -> bool:
+    """Whether to show a progress bar: stderr is a terminal and the input is large."""
+    return console.is_terminal and sum(sizes) >= _PROGRESS_MIN_BYTES
 
 
 def _size(path: str) -> int:
