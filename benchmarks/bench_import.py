@@ -76,8 +76,8 @@ def vm_hwm_kb():  # peak RSS of this process image; ru_maxrss also counts the pa
 class Probe(TraceAssembler):
     peak = 0
 
-    def add(self, spans, logs=()):
-        done = super().add(spans, logs)
+    def add(self, spans, logs=(), source=None):
+        done = super().add(spans, logs, source)
         self.peak = max(self.peak, self.in_flight + len(done))
         return done
 

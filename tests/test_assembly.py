@@ -1,12 +1,17 @@
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from spanbuilder import TraceBuilder
 from tracescore.assembly import AssembledTrace, TraceAssembler
-from tracescore.spans import LogRecord
+from tracescore.formats.base import Batch
+from tracescore.spans import LogRecord, SpanRecord
 
 
 def _trace(n_children: int = 2) -> TraceBuilder:
@@ -257,3 +262,180 @@ def test_only_head_traces_named_in_hold_only_are_held() -> None:
     assert known.trace_id not in {t.trace_id for t in released}
     _, boundary = asm.drain()
     assert [(t.trace_id, t.held) for t in boundary] == [(known.trace_id, True)]
+
+
+# --- parking: a trace's records dropped once its root arrived, its result kept instead ---
+
+
+def _source(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> Callable[[], Batch]:
+    """Decodes "again": equal records, new objects, as a reader's ``reread`` gives them."""
+    return lambda: Batch(
+        spans=[dataclasses.replace(s) for s in spans], logs=[dataclasses.replace(r) for r in logs]
+    )
+
+
+def _add(
+    asm: TraceAssembler, spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()
+) -> list[AssembledTrace]:
+    return asm.add(spans, logs, _source(spans, logs))
+
+
+def _park_all(asm: TraceAssembler) -> list[str]:
+    parked = []
+    for trace in asm.parkable():
+        asm.park(trace, (list(trace.spans), list(trace.logs)))
+        parked.append(trace.trace_id)
+    return parked
+
+
+def test_a_trace_is_parkable_once_its_root_arrived_and_parked_keeps_only_the_result() -> None:
+    asm = TraceAssembler(idle_records=4)
+    tb = TraceBuilder()
+    root = tb.span("root")
+    child = tb.span("child", root)
+    log = tb.log(child, "gen_ai.choice")
+    _add(asm, [child], [log])
+    assert asm.parkable() == []  # no root yet
+    _add(asm, [root])
+    (trace,) = asm.parkable()
+    assert trace.trace_id == tb.trace_id
+    asm.park(trace, "result")
+    assert trace.parked and trace.spans == [] and trace.logs == []
+    assert asm.parkable() == []  # asked once per add, and parked already
+    released = []
+    for _ in range(8):
+        released += _add(asm, _trace(0).spans)
+    (done,) = [t for t in released if t.trace_id == tb.trace_id]
+    assert done.parked and done.prebuilt == "result"
+    assert (asm.parks, asm.restores) == (1, 0)
+
+
+def test_a_record_after_parking_brings_back_the_records_in_their_order() -> None:
+    tb = TraceBuilder()
+    root = tb.span("root")
+    a, b = tb.span("a", root), tb.span("b", root)
+    la, lb = tb.log(a, "x"), tb.log(b, "y")
+    batches = [([a], [la]), ([root], []), ([b], [lb])]  # a child after the root
+    reference = TraceAssembler()
+    parking = TraceAssembler()
+    for spans, logs in batches:
+        reference.add(spans, logs)
+        _add(parking, spans, logs)
+        _park_all(parking)
+    assert (parking.parks, parking.restores) == (1, 1)
+    (want,) = reference.flush()
+    (got,) = parking.flush()
+    assert not got.parked and got.prebuilt is None
+    assert got.spans == want.spans == [a, root, b]
+    assert got.logs == want.logs == [la, lb]
+
+
+def test_restoring_keeps_the_span_cap_and_counts_drops_once() -> None:
+    tb = TraceBuilder()
+    root = tb.span("root")
+    kids = [tb.span(f"k{i}", root) for i in range(3)]
+    reference = TraceAssembler(max_spans_per_trace=2)
+    parking = TraceAssembler(max_spans_per_trace=2)
+    for spans in ([kids[0], root, kids[1]], [kids[2]]):  # the third span is over the cap
+        reference.add(spans)
+        _add(parking, spans)
+        _park_all(parking)
+    assert parking.restores == 1
+    assert [s.span_id for s in parking.flush()[0].spans] == [kids[0].span_id, root.span_id]
+    assert parking.dropped == reference.dropped == {"trace_too_large": 2}
+
+
+def test_held_traces_and_records_without_a_source_are_never_parked() -> None:
+    asm = TraceAssembler(idle_records=4, hold_head=1)
+    held = _trace(0)
+    _add(asm, held.spans)
+    assert asm.parkable() == []  # a head trace may continue in the part before
+    for sourced in (False, True):  # a record without a source first, or later on
+        tb = TraceBuilder()
+        root = tb.span("root")
+        first, second = tb.span("child", root), tb.span("child", root)
+        if sourced:
+            _add(asm, [first])
+        asm.add([second] if sourced else [first])  # no source: could not be decoded again
+        _add(asm, [root] if sourced else [second, root])
+        assert asm.parkable() == []
+    with pytest.raises(ValueError, match="cannot be parked"):
+        asm.park(asm.drain()[0][0], None)
+
+
+def test_drain_hands_over_parked_boundary_traces_with_their_records() -> None:
+    asm = TraceAssembler(idle_records=100)
+    going_on = _trace(1)
+    _add(asm, going_on.spans[1:])
+    _add(asm, going_on.spans[:1])
+    assert _park_all(asm) == [going_on.trace_id]
+    complete, boundary = asm.drain(continued={going_on.trace_id})
+    assert complete == []
+    assert [s.span_id for s in boundary[0].spans] == [s.span_id for s in reversed(going_on.spans)]
+    assert not boundary[0].parked and boundary[0].prebuilt is None
+
+
+def test_parking_stops_when_parked_traces_keep_getting_records() -> None:
+    # Written parents first: every parked trace gets its children after its root.
+    asm = TraceAssembler(idle_records=10_000)
+    offered = []
+    for _ in range(200):
+        tb = _trace(1)
+        _add(asm, tb.spans[:1])
+        offered.append(len(_park_all(asm)))
+        _add(asm, tb.spans[1:])
+    assert offered[:64] == [1] * 64
+    assert sum(offered) < 80  # stopped soon after it was judged not to pay
+    assert asm.restores == asm.parks
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_parking_never_changes_what_is_released(data: st.DataObject) -> None:
+    """Against an assembler that never parks: the same traces, records, order and drops."""
+    traces = []
+    for _ in range(data.draw(st.integers(1, 5))):
+        tb = TraceBuilder()
+        root = tb.span("root")
+        records: list[SpanRecord | LogRecord] = [tb.span(f"s{i}", root) for i in range(3)]
+        records += [tb.log(root, "e") for _ in range(data.draw(st.integers(0, 2)))]
+        if data.draw(st.booleans()):
+            records.append(tb.span("second root"))  # a second parentless span
+        records.insert(data.draw(st.integers(0, len(records))), root)
+        traces.append(records)
+    # Interleave the traces' records (each keeps its order), then cut into batches.
+    stream: list[SpanRecord | LogRecord] = []
+    cursors = [0] * len(traces)
+    while any(c < len(t) for c, t in zip(cursors, traces)):
+        live = [i for i, t in enumerate(traces) if cursors[i] < len(t)]
+        i = data.draw(st.sampled_from(live))
+        stream.append(traces[i][cursors[i]])
+        cursors[i] += 1
+    batches = []
+    while stream:
+        size = data.draw(st.integers(1, 4))
+        chunk, stream = stream[:size], stream[size:]
+        batches.append(
+            (
+                [r for r in chunk if isinstance(r, SpanRecord)],
+                [r for r in chunk if isinstance(r, LogRecord)],
+            )
+        )
+    idle, cap, most = (data.draw(st.integers(1, 6)) for _ in range(3))
+    reference, parking = (
+        TraceAssembler(idle_records=idle, max_spans_per_trace=max(cap, 2), max_traces=max(most, 2))
+        for _ in range(2)
+    )
+    want: list[tuple[str, object]] = []
+    got: list[tuple[str, object]] = []
+    for spans, logs in batches:
+        want += [(t.trace_id, (t.spans, t.logs)) for t in reference.add(spans, logs)]
+        got += [
+            (t.trace_id, t.prebuilt if t.parked else (t.spans, t.logs))
+            for t in _add(parking, spans, logs)
+        ]
+        _park_all(parking)
+    want += [(t.trace_id, (t.spans, t.logs)) for t in reference.flush()]
+    got += [(t.trace_id, t.prebuilt if t.parked else (t.spans, t.logs)) for t in parking.flush()]
+    assert got == want
+    assert parking.dropped == reference.dropped

@@ -193,8 +193,13 @@ def invocations_from_batches(
         stats.spans += len(batch.spans)
         stats.logs += len(batch.logs)
         if batch.spans or batch.logs:
-            for trace in asm.add(batch.spans, batch.logs):
+            for trace in asm.add(batch.spans, batch.logs, batch.reread):
                 yield from trace_invocations(trace, stats, model_context=model_context)
+            # Rebuilt now, while its records are fresh in memory, then dropped: see
+            # parking in tracescore.assembly.
+            for trace in asm.parkable():
+                built = build_invocations(trace.spans, trace.logs, model_context=model_context)
+                asm.park(trace, built)
     if finish:
         for trace in asm.flush():
             yield from trace_invocations(trace, stats, model_context=model_context)
@@ -206,10 +211,13 @@ def trace_invocations(
 ) -> Iterator[Invocation]:
     """The invocations of one assembled trace, counted in ``stats``."""
     stats.traces += 1
-    if not trace.spans:
+    if trace.parked:  # rebuilt from the same records when it was parked
+        invocations: list[Invocation] = trace.prebuilt
+    elif not trace.spans:
         stats.dropped["logs_without_spans"] += len(trace.logs)
         return
-    invocations = build_invocations(trace.spans, trace.logs, model_context=model_context)
+    else:
+        invocations = build_invocations(trace.spans, trace.logs, model_context=model_context)
     if not invocations:
         stats.traces_without_agent += 1
     for inv in invocations:

@@ -174,7 +174,7 @@ def _run_part(
             else:  # our own worker's objects, read back only by the parent that started it
                 output = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
         stats.dropped.update(asm.dropped)
-        raw = orjson.dumps(boundary, default=_bytes_default)
+        raw = orjson.dumps([_shipped(t) for t in boundary], default=_bytes_default)
     return _PartResult(output, raw, asm.released_since(head), stats)
 
 
@@ -482,6 +482,19 @@ def _merge(into: AssembledTrace, other: AssembledTrace) -> None:
     into.spans.extend(other.spans)
     into.logs.extend(other.logs)
     into.root_seen = into.root_seen or other.root_seen
+
+
+def _shipped(trace: AssembledTrace) -> dict[str, object]:
+    """What the parent needs of a boundary trace: its records and state, not its sources."""
+    return {
+        "trace_id": trace.trace_id,
+        "spans": trace.spans,
+        "logs": trace.logs,
+        "root_seen": trace.root_seen,
+        "evicted": trace.evicted,
+        "held": trace.held,
+        "last_seq": trace.last_seq,
+    }
 
 
 # Boundary traces travel as orjson (dataclasses serialise natively); bytes values are

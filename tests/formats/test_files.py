@@ -74,6 +74,29 @@ def test_a_range_of_json_lines_reports_the_bytes_read_before_each_batch(
     assert reported == [len(lines[1]) + 1, len(lines[1]) + len(lines[2]) + 2, len(data) - start]
 
 
+@pytest.mark.parametrize("snake", [False, True], ids=["collector", "snake_case"])
+def test_each_json_line_can_be_decoded_again_into_equal_records(
+    tmp_path: Path, sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord], snake: bool
+) -> None:
+    """What parking (tracescore.assembly) relies on: ``reread`` gives the same records."""
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=4, snake=snake)
+    lines.insert(1, logs_to_otlp_json(sdk_logs, snake=snake))
+    data = "\n".join(lines).encode()
+    path = _write(tmp_path / "t.jsonl", data)
+    second = len(lines[0]) + 1
+    for batches in (list(read_file(path)), list(read_json_lines(path, second, len(data), 2))):
+        assert batches and all(b.spans or b.logs for b in batches)
+        for batch in batches:
+            assert batch.reread is not None
+            again = batch.reread()
+            assert (again.origin, again.spans, again.logs) == (
+                batch.origin,
+                batch.spans,
+                batch.logs,
+            )
+            assert again.spans is not batch.spans
+
+
 def test_trace_and_log_lines_mixed_with_blank_lines(
     tmp_path: Path, sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracescore.exceptions import TraceFormatError
@@ -15,10 +16,13 @@ class Batch:
     """Records decoded from one export batch (one JSON line, one protobuf message, ...).
 
     A batch with errors may still carry good records: one bad span never costs its
-    neighbours. ``errors`` are located (path, line, span id when known).
+    neighbours. ``errors`` are located (path, line, span id when known). ``reread``,
+    when the reader can offer it cheaply (its bytes are still in memory), decodes the
+    batch again into equal records (see parking in :mod:`tracescore.assembly`).
     """
 
     origin: Origin | None = None
     spans: list[SpanRecord] = field(default_factory=list)
     logs: list[LogRecord] = field(default_factory=list)
     errors: list[TraceFormatError] = field(default_factory=list)
+    reread: Callable[[], Batch] | None = None

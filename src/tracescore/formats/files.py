@@ -31,6 +31,7 @@ import sys
 import zlib
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import BinaryIO, Final, Protocol
 
 import orjson
@@ -239,7 +240,10 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
         origin = Origin(path, second[0])
         yield decode_json_document(second_doc, origin=origin)
     else:
-        yield decode_json_document(doc, origin=Origin(path, first[0]))
+        origin = Origin(path, first[0])
+        batch = decode_json_document(doc, origin=origin)
+        batch.reread = partial(_json_line, first[1], origin)  # decodes it the same way
+        yield batch
     del read
     for lineno, line in lines:
         cursor.line = lineno
@@ -248,11 +252,13 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
 
 
 def _json_line(line: bytes, origin: Origin) -> Batch:
-    """One JSON Lines record: its batch, or one located error."""
+    """One JSON Lines record: its batch (which can be read again), or one located error."""
     try:
-        return decode_json_bytes(line, origin=origin)
+        batch = decode_json_bytes(line, origin=origin)
     except orjson.JSONDecodeError as exc:
         return _invalid_json(origin, exc)
+    batch.reread = partial(_json_line, line, origin)
+    return batch
 
 
 def is_json_lines(path: str) -> bool:
