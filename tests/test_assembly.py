@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spanbuilder import TraceBuilder
-from tracescore.assembly import AssembledTrace, TraceAssembler
+from tracescore.assembly import MAX_SOURCES, AssembledTrace, TraceAssembler
 from tracescore.formats.base import Batch
 from tracescore.spans import LogRecord, SpanRecord
 
@@ -361,6 +361,23 @@ def test_held_traces_and_records_without_a_source_are_never_parked() -> None:
         assert asm.parkable() == []
     with pytest.raises(ValueError, match="cannot be parked"):
         asm.park(asm.drain()[0][0], None)
+
+
+def test_a_trace_spread_over_too_many_batches_lets_them_go_and_is_not_parked() -> None:
+    asm = TraceAssembler()
+    tb = TraceBuilder()
+    root = tb.span("root")
+    for i in range(MAX_SOURCES):
+        _add(asm, [tb.span(f"s{i}", root)])
+    (trace,) = asm.flush()
+    assert trace.sources is not None and len(trace.sources) == MAX_SOURCES
+    asm = TraceAssembler()
+    for span in tb.spans[1:]:
+        _add(asm, [span])
+    _add(asm, [root])  # one batch more
+    assert asm.parkable() == []
+    (trace,) = asm.flush()
+    assert trace.sources is None  # the batches are not kept in memory for nothing
 
 
 def test_drain_hands_over_parked_boundary_traces_with_their_records() -> None:

@@ -36,7 +36,14 @@ from typing import Any, Final, Literal
 from tracescore.formats.base import Batch
 from tracescore.spans import LogRecord, SpanRecord
 
-__all__ = ["DEFAULT_IDLE_RECORDS", "AssembledTrace", "DropReason", "TraceAssembler"]
+__all__ = [
+    "DEFAULT_IDLE_RECORDS",
+    "MAX_SOURCES",
+    "AssembledTrace",
+    "DropReason",
+    "Source",
+    "TraceAssembler",
+]
 
 DropReason = Literal["late_record", "trace_too_large", "no_trace_id"]
 
@@ -49,6 +56,10 @@ DEFAULT_IDLE_RECORDS: Final = 5_000
 _RESTORES_PER_PARK: Final = 8
 #: ... counted after this many parks (a few restores early on say little).
 _PARKS_BEFORE_JUDGING: Final = 64
+
+#: Batches a trace may span and still be parked: each one it came in stays in memory
+#: (whole) while the trace is in flight. Agent traces in the import benchmark span 1-7.
+MAX_SOURCES: Final = 16
 
 #: Decodes one batch again, as it was decoded the first time.
 Source = Callable[[], Batch]
@@ -159,8 +170,8 @@ class TraceAssembler:
                 self._restore(trace)
             sources = trace.sources
             if sources is not None and sources[-1] is not source:
-                if source is None:
-                    trace.sources = None
+                if source is None or len(sources) >= MAX_SOURCES:
+                    trace.sources = None  # cannot be parked: let go of the batches
                 else:
                     sources.append(source)
         trace.last_seq = self._seq
