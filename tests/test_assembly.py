@@ -438,9 +438,9 @@ def test_parking_never_changes_what_is_released(data: st.DataObject) -> None:
                 [r for r in chunk if isinstance(r, LogRecord)],
             )
         )
-    idle, cap, most = (data.draw(st.integers(1, 6)) for _ in range(3))
+    idle, cap, most = (data.draw(st.integers(low, 6)) for low in (1, 2, 2))
     reference, parking = (
-        TraceAssembler(idle_records=idle, max_spans_per_trace=max(cap, 2), max_traces=max(most, 2))
+        TraceAssembler(idle_records=idle, max_spans_per_trace=cap, max_traces=most)
         for _ in range(2)
     )
     want: list[tuple[str, object]] = []

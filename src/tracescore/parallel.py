@@ -51,7 +51,7 @@ from collections import deque
 from collections.abc import Callable, Container, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import IO, Any, Final, Literal
 
@@ -484,17 +484,15 @@ def _merge(into: AssembledTrace, other: AssembledTrace) -> None:
     into.root_seen = into.root_seen or other.root_seen
 
 
+#: What stays in the worker: how to decode a trace's batches again, and parking state
+#: (a boundary trace is never parked when shipped: ``drain`` restores it).
+_WORKER_ONLY: Final = frozenset({"sources", "parked", "prebuilt"})
+_SHIPPED: Final = tuple(f.name for f in fields(AssembledTrace) if f.name not in _WORKER_ONLY)
+
+
 def _shipped(trace: AssembledTrace) -> dict[str, object]:
-    """What the parent needs of a boundary trace: its records and state, not its sources."""
-    return {
-        "trace_id": trace.trace_id,
-        "spans": trace.spans,
-        "logs": trace.logs,
-        "root_seen": trace.root_seen,
-        "evicted": trace.evicted,
-        "held": trace.held,
-        "last_seq": trace.last_seq,
-    }
+    """What the parent needs of a boundary trace: every field but the worker-only ones."""
+    return {name: getattr(trace, name) for name in _SHIPPED}
 
 
 # Boundary traces travel as orjson (dataclasses serialise natively); bytes values are
