@@ -456,3 +456,21 @@ def test_parking_never_changes_what_is_released(data: st.DataObject) -> None:
     got += [(t.trace_id, t.prebuilt if t.parked else (t.spans, t.logs)) for t in parking.flush()]
     assert got == want
     assert parking.dropped == reference.dropped
+
+
+def test_released_ids_are_remembered_for_recent_records_only() -> None:
+    """Memory: the ids kept to spot late records are those released within the last
+    ``recent_records`` records, however many traces pass."""
+    asm = TraceAssembler(idle_records=10, recent_records=50)
+    first = TraceBuilder()
+    first.span("root")
+    asm.add(first.spans)
+    for _ in range(1000):
+        asm.add(_trace(0).spans)
+    assert 0 < len(asm._recent) <= 51
+    # A record of a trace released long ago starts a new trace; a recent one is late.
+    recent = next(reversed(asm._recent))
+    asm.add(first.spans)
+    assert not asm.dropped and first.trace_id in asm._pending
+    asm.add([dataclasses.replace(first.spans[0], trace_id=recent)])
+    assert asm.dropped["late_record"] == 1

@@ -5,16 +5,19 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
+import logging
+import random
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from tracescore.assembly import TraceAssembler
 from tracescore.exceptions import InputError, TraceFormatError
-from tracescore.export import write_jsonl
+from tracescore.export import invocation_record, write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, invocations_from_batches
@@ -30,6 +33,13 @@ import gen_traces
 def traffic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("parallel") / "traffic.jsonl"
     gen_traces.generate(4000, path, seed=3)
+    return path
+
+
+@pytest.fixture(scope="module")
+def small_traffic(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("parallel") / "small.jsonl"
+    gen_traces.generate(1500, path, seed=11)
     return path
 
 
@@ -475,3 +485,113 @@ def test_cli_reports_a_spool_it_cannot_write_without_a_traceback(
     assert "No such file or directory" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def _rebatched(path: Path, rng: random.Random, largest: int) -> list[bytes]:
+    """The file's spans in order, regrouped into lines of 1 to ``largest`` spans."""
+    items = []
+    for line in path.read_bytes().splitlines():
+        for rs in orjson.loads(line)["resourceSpans"]:
+            for ss in rs["scopeSpans"]:
+                items += [(rs["resource"], ss["scope"], span) for span in ss["spans"]]
+    lines = []
+    while items:
+        size = rng.randint(1, largest)
+        chunk, items = items[:size], items[size:]
+        groups: dict[str, Any] = {}
+        for resource, scope, span in chunk:
+            key = orjson.dumps([resource, scope]).decode()
+            groups.setdefault(key, []).append(span)
+        doc = {
+            "resourceSpans": [
+                {"resource": r, "scopeSpans": [{"scope": s, "spans": spans}]}
+                for (r, s), spans in ((orjson.loads(k), v) for k, v in groups.items())
+            ]
+        }
+        lines.append(orjson.dumps(doc) + b"\n")
+    return lines
+
+
+def _retried(lines: list[bytes], rng: random.Random, retries: int, reach: int) -> list[bytes]:
+    """``lines`` with ``retries`` of them sent again up to ``reach`` lines later, and
+    as many sent late instead (moved up to ``reach`` lines on)."""
+    out = list(lines)
+    for _ in range(retries):
+        i = rng.randrange(len(out))
+        out.insert(min(len(out), i + rng.randint(1, reach)), out[i])
+        j = rng.randrange(len(out))
+        out.insert(min(len(out), j + rng.randint(1, reach)), out.pop(j))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_retried_and_late_lines_give_the_sequential_outcome(
+    small_traffic: Path, tmp_path: Path, seed: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Records that come again or late, near a cut or far from it: the parallel import
+    settles them at the cuts as one process would, or imports in one process; either way
+    the same lines and the same counts (drops included)."""
+    rng = random.Random(seed)
+    lines = _rebatched(small_traffic, rng, largest=rng.choice([5, 20, 60]))
+    path = tmp_path / "retried.jsonl"
+    path.write_bytes(b"".join(_retried(lines, rng, rng.randint(1, 12), rng.choice([3, 30]))))
+    idle = rng.choice([40, 150, 600])
+    expected, seq = _sequential(path, idle)
+    parts = plan_parts(
+        [str(path)], jobs=3, idle_records=idle, min_part_bytes=path.stat().st_size // 5
+    )
+    assert len(parts) >= 3
+    stats = ImportStats()
+    out = io.BytesIO()
+    with caplog.at_level(logging.WARNING, logger="tracescore.parallel"):
+        written = write_jsonl_parallel(parts, out, stats, jobs=3, idle_records=idle)
+    assert sorted(out.getvalue().splitlines()) == expected
+    assert written == stats.invocations == seq.invocations
+    assert stats.dropped == seq.dropped
+    for name in ("records", "spans", "traces", "traces_without_agent", "not_evaluable"):
+        assert getattr(stats, name) == getattr(seq, name), name
+    par = ImportStats()
+    got = import_parallel(parts, par, jobs=3, idle_records=idle)
+    assert sorted(orjson.dumps(invocation_record(i), default=str) for i in got) == expected
+    assert par.dropped == seq.dropped
+
+
+def _cut_lines(path: Path, lines: list[bytes], idle: int) -> tuple[list[Any], int]:
+    """The parts of ``lines`` written to ``path`` (3 jobs), and the line the 2nd starts at."""
+    path.write_bytes(b"".join(lines))
+    parts = plan_parts(
+        [str(path)], jobs=3, idle_records=idle, min_part_bytes=path.stat().st_size // 4
+    )
+    assert len(parts) >= 3
+    starts = list(itertools.accumulate(len(line) for line in lines))
+    assert parts[1].start is not None
+    return parts, starts.index(parts[1].start) + 1
+
+
+@pytest.mark.parametrize(("back", "settled"), [(2, True), (40, True), (None, False)])
+def test_a_line_sent_again_across_a_cut(
+    small_traffic: Path,
+    tmp_path: Path,
+    back: int | None,
+    settled: bool,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A line sent again just after a cut, ``back`` lines after the first time, is settled
+    at the cut (its traces merged or their records late, as in one process); the file's
+    4th line sent again there means traces two workers both finished: imported in one
+    process. Same outcome either way."""
+    idle = 150
+    lines = _rebatched(small_traffic, random.Random(5), largest=10)
+    path = tmp_path / "again.jsonl"
+    _, cut = _cut_lines(path, lines, idle)
+    lines.insert(cut + 1, lines[3 if back is None else cut - back])
+    parts, _ = _cut_lines(path, lines, idle)
+    expected, seq = _sequential(path, idle)
+    assert seq.dropped["late_record"] or back == 2  # the copy does come late
+    stats = ImportStats()
+    out = io.BytesIO()
+    with caplog.at_level(logging.WARNING, logger="tracescore.parallel"):
+        write_jsonl_parallel(parts, out, stats, jobs=3, idle_records=idle)
+    assert sorted(out.getvalue().splitlines()) == expected
+    assert stats.dropped == seq.dropped
+    assert ("importing in one process" in caplog.text) is not settled

@@ -7,6 +7,14 @@ whose root never comes is flushed after a longer window (its root may be remote:
 agent called from another service). Windows are counted in records, not seconds, so
 reading a file is deterministic and independent of the host clock.
 
+The rules depend only on record positions, never on where counting started, so that a
+file imported in parts (:mod:`tracescore.parallel`) can be held to the same outcome:
+
+* after each batch, a trace is released when at least a window of records came after
+  its last one (``idle_records`` once its root arrived, twice that before);
+* a record of a trace released at most ``recent_records`` records before it is *late*
+  (dropped, counted); after that, it starts a new trace.
+
 Memory is bounded by the traces in flight, not the input size: ``max_traces`` and
 ``max_spans_per_trace`` cap it; what exceeds them is counted, never silently lost.
 
@@ -47,7 +55,9 @@ __all__ = [
 
 DropReason = Literal["late_record", "trace_too_large", "no_trace_id"]
 
-_RECENT_MAX: Final = 200_000
+#: Default of ``recent_records``, in idle windows: 200,000 records at the default window
+#: (the released ids kept are at most that many; ~13,000 for agent traffic).
+_RECENT_WINDOWS: Final = 40
 #: Records that must pass without news of a trace whose root arrived before it is
 #: complete: above a Collector batch of concurrent traffic. A window too small for an
 #: input shows up as ``late_record`` drops in the import summary (raise it then).
@@ -87,7 +97,18 @@ class AssembledTrace:
     root_seen: bool = False
     evicted: bool = False
     held: bool = False
+    #: Positions (records counted by this assembler): its first record, the records
+    #: before the batch that brought it, its last record.
+    first_seq: int = 0
+    first_start: int = 0
     last_seq: int = 0
+    #: Held traces only (never released before :meth:`TraceAssembler.drain`): the
+    #: largest run of records between two of its batches before its root arrived, and
+    #: after; a part's consumer decides with them what an undivided input would have done.
+    gap_open: int = 0
+    gap_rooted: int = 0
+    #: Spans dropped because the trace reached ``max_spans_per_trace``.
+    capped: int = 0
     parked: bool = False
     prebuilt: Any = None
     #: The batches the records came in, to decode again (None: some cannot be).
@@ -108,6 +129,9 @@ class TraceAssembler:
             released before :meth:`drain` (one part of a larger input, whose traces
             may have begun in the part before; see :mod:`tracescore.parallel`).
         hold_only: When given, only head traces whose id it contains are held.
+        recent_records: How long a released trace's id is remembered, in records (see
+            the module docstring); default 40 idle windows.
+        track_ids: Keep the id of every trace started (:attr:`trace_ids`).
 
     """
 
@@ -119,17 +143,30 @@ class TraceAssembler:
         max_spans_per_trace: int = 20_000,
         hold_head: int = 0,
         hold_only: Container[str] | None = None,
+        recent_records: int | None = None,
+        track_ids: bool = False,
     ) -> None:
         self.idle_records = idle_records
         self.max_traces = max_traces
         self.max_spans_per_trace = max_spans_per_trace
         self.hold_head = hold_head
         self.hold_only = hold_only
+        self.recent_records = (
+            _RECENT_WINDOWS * idle_records if recent_records is None else recent_records
+        )
         self._pending: OrderedDict[str, AssembledTrace] = OrderedDict()
-        #: Released trace ids → the record count at release (to spot late records).
+        #: Released trace ids → the record count at release (to spot late records), in
+        #: release order; forgotten ``recent_records`` records later.
         self._recent: OrderedDict[str, int] = OrderedDict()
         self._seq = 0
-        self._next_check = idle_records
+        #: Records before the batch being added.
+        self._start = 0
+        #: Traces started, when tracked.
+        self._ids: list[str] | None = [] if track_ids else None
+        #: Most traces in flight at once, traces evicted by ``max_traces``, largest batch.
+        self.peak_in_flight = 0
+        self.evictions = 0
+        self.largest_batch = 0
         #: Records not assembled, by reason.
         self.dropped: Counter[DropReason] = Counter()
         #: Traces whose root arrived during the last :meth:`add`, for :meth:`parkable`.
@@ -143,6 +180,16 @@ class TraceAssembler:
         return len(self._pending)
 
     @property
+    def records(self) -> int:
+        """Records added so far (dropped ones included): the position of the last one."""
+        return self._seq
+
+    @property
+    def trace_ids(self) -> list[str]:
+        """Ids of the traces started, in order (``track_ids``; else empty)."""
+        return [] if self._ids is None else self._ids
+
+    @property
     def parks(self) -> int:
         """Traces parked so far."""
         return self._parks
@@ -154,18 +201,32 @@ class TraceAssembler:
 
     def _trace(self, trace_id: str, source: Source | None) -> AssembledTrace | None:
         trace = self._pending.get(trace_id)
+        seq = self._seq
         if trace is None:
-            if trace_id in self._recent:
-                return None
-            held = self._seq <= self.hold_head and (
-                self.hold_only is None or trace_id in self.hold_only
-            )
+            released = self._recent.get(trace_id)
+            if released is not None:
+                if seq - released <= self.recent_records:
+                    return None
+                del self._recent[trace_id]  # long gone: a new trace
+            held = seq <= self.hold_head and (self.hold_only is None or trace_id in self.hold_only)
             trace = AssembledTrace(
-                trace_id=trace_id, held=held, sources=None if source is None else [source]
+                trace_id=trace_id,
+                held=held,
+                first_seq=seq,
+                first_start=self._start,
+                sources=None if source is None else [source],
             )
             self._pending[trace_id] = trace
+            if self._ids is not None:
+                self._ids.append(trace_id)
         else:
             self._pending.move_to_end(trace_id)
+            if trace.held:
+                gap = self._start - trace.last_seq
+                if trace.root_seen:
+                    trace.gap_rooted = max(trace.gap_rooted, gap)
+                else:
+                    trace.gap_open = max(trace.gap_open, gap)
             if trace.parked:
                 self._restore(trace)
             sources = trace.sources
@@ -174,7 +235,7 @@ class TraceAssembler:
                     trace.sources = None  # cannot be parked: let go of the batches
                 else:
                     sources.append(source)
-        trace.last_seq = self._seq
+        trace.last_seq = seq
         return trace
 
     def add(
@@ -194,6 +255,7 @@ class TraceAssembler:
         """
         rooted = self._rooted
         rooted.clear()
+        self._start = self._seq
         for span in spans:
             self._seq += 1
             trace = self._trace(span.trace_id, source)
@@ -201,6 +263,7 @@ class TraceAssembler:
                 self.dropped["late_record"] += 1
             elif len(trace.spans) >= self.max_spans_per_trace:
                 self.dropped["trace_too_large"] += 1
+                trace.capped += 1
             else:
                 trace.spans.append(span)
                 if span.parent_span_id is None:
@@ -216,14 +279,17 @@ class TraceAssembler:
                 self.dropped["late_record"] += 1
             else:
                 trace.logs.append(log)
+        self.largest_batch = max(self.largest_batch, self._seq - self._start)
+        self.peak_in_flight = max(self.peak_in_flight, len(self._pending))
         done: list[AssembledTrace] = []
         while len(self._pending) > self.max_traces:
             _, trace = self._pending.popitem(last=False)
             trace.evicted = True
+            self.evictions += 1
             done.append(self._release(trace))
-        if self._seq >= self._next_check:
-            self._next_check = self._seq + max(1, self.idle_records // 8)
-            done.extend(self._expire())
+        # After every batch, not every so many records: when a trace is released then
+        # depends only on positions, never on where counting started.
+        done.extend(self._expire())
         return done
 
     def parkable(self) -> list[AssembledTrace]:
@@ -282,24 +348,27 @@ class TraceAssembler:
         self._restores += 1
 
     def _expire(self) -> list[AssembledTrace]:
-        done = []
         horizon = self._seq - self.idle_records
-        for trace_id in list(self._pending):
-            trace = self._pending[trace_id]
+        due = []
+        for trace in self._pending.values():
             if trace.last_seq > horizon:
                 # Ordered by last activity: everything after this is fresher.
                 break
             if trace.held:
                 continue
             if trace.root_seen or trace.last_seq <= horizon - self.idle_records:
-                del self._pending[trace_id]
-                done.append(self._release(trace))
-        return done
+                due.append(trace)
+        for trace in due:
+            del self._pending[trace.trace_id]
+            self._release(trace)
+        return due
 
     def _release(self, trace: AssembledTrace) -> AssembledTrace:
-        self._recent[trace.trace_id] = self._seq
-        if len(self._recent) > _RECENT_MAX:
-            self._recent.popitem(last=False)
+        recent = self._recent
+        recent[trace.trace_id] = self._seq
+        forget = self._seq - self.recent_records
+        while next(iter(recent.values())) < forget:
+            recent.popitem(last=False)
         return trace
 
     def flush(self) -> list[AssembledTrace]:
@@ -332,7 +401,7 @@ class TraceAssembler:
         self._pending.clear()
         return complete, boundary
 
-    def released_since(self, records: int) -> list[str]:
-        """Ids of traces released within the last ``records`` records, oldest first."""
+    def released_since(self, records: int) -> dict[str, int]:
+        """Traces released within the last ``records`` records: id → position, oldest first."""
         horizon = self._seq - records
-        return [tid for tid, seq in self._recent.items() if seq > horizon]
+        return {tid: seq for tid, seq in self._recent.items() if seq > horizon}

@@ -58,6 +58,7 @@ from typing import IO, Any, Final, Literal
 import orjson
 
 from tracescore.assembly import AssembledTrace, TraceAssembler
+from tracescore.cuts import CutJoiner, Diverged, PartEdges
 from tracescore.exceptions import TraceFormatError
 from tracescore.export import invocation_record
 from tracescore.formats.base import Batch
@@ -87,8 +88,10 @@ _COPY_BUFFER: Final = 1024 * 1024
 class _PartResult:
     #: Encoded invocations; empty when they went to the part's spool file.
     output: bytes
+    #: The boundary traces, as JSON (see :func:`_shipped`).
     boundary: bytes
-    released_tail: list[str]
+    #: :class:`tracescore.cuts.PartEdges` but the boundary traces.
+    edges: dict[str, Any]
     stats: ImportStats = field(default_factory=ImportStats)
 
 
@@ -131,7 +134,10 @@ def _run_part(
         if part.start:
             hold_only = _ids_before(part.path, part.start, head + max(1, idle_records // 8))
         asm = TraceAssembler(
-            idle_records=idle_records, hold_head=0 if part.first else head, hold_only=hold_only
+            idle_records=idle_records,
+            hold_head=0 if part.first else head,
+            hold_only=hold_only,
+            track_ids=True,
         )
         if part.start is None or part.end is None:
             batches = read_file(part.path)
@@ -175,7 +181,15 @@ def _run_part(
                 output = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
         stats.dropped.update(asm.dropped)
         raw = orjson.dumps([_shipped(t) for t in boundary], default=_bytes_default)
-    return _PartResult(output, raw, asm.released_since(head), stats)
+        edges = {
+            "records": asm.records,
+            "trace_ids": asm.trace_ids,
+            "released_tail": asm.released_since(head),
+            "peak_in_flight": asm.peak_in_flight,
+            "evictions": asm.evictions,
+            "largest_batch": asm.largest_batch,
+        }
+    return _PartResult(output, raw, edges, stats)
 
 
 _NO_FILE: Final = nullcontext()
@@ -287,6 +301,10 @@ def write_jsonl_parallel(
     the output on its way to ``out``, each deleted once appended, so that directory
     needs room for up to the output's size again. Writing a file, pass its directory.
 
+    Nothing is written before every part is done: should the parts' edges not settle
+    what a one-process import would write (:mod:`tracescore.cuts`), the input is
+    imported again in this process, and that is what ``out`` gets.
+
     ``progress``, when given, is called in this thread with the input bytes read so far
     and the input's size: every ~0.2 s while the workers run (reading a range of a file,
     a worker reports as it goes; a whole file counts when it is done), and after each
@@ -297,22 +315,91 @@ def write_jsonl_parallel(
 
     """
     written = stats.invocations
+    errors = _CountedErrors(on_error)
+    found = ImportStats()
     # The chunks are closed before the directory goes: closing waits for the workers.
-    with (
-        tempfile.TemporaryDirectory(prefix=".tracescore-", dir=spool_dir) as spool,
-        closing(
-            _import_chunks(
-                parts, stats, "jsonl", jobs, idle_records, on_error, model_context, spool, progress
-            )
-        ) as chunks,
-    ):
-        for chunk in chunks:
-            if isinstance(chunk, _Spooled):
-                _append(chunk.path, out)
-                os.unlink(chunk.path)
-            else:
-                out.write(chunk if isinstance(chunk, bytes) else _jsonl(chunk))
+    with tempfile.TemporaryDirectory(prefix=".tracescore-", dir=spool_dir) as spool:
+        try:
+            with closing(
+                _import_chunks(
+                    parts,
+                    found,
+                    "jsonl",
+                    jobs,
+                    idle_records,
+                    errors,
+                    model_context,
+                    spool,
+                    progress,
+                )
+            ) as chunks:
+                ready = [c if isinstance(c, bytes | _Spooled) else _jsonl(c) for c in chunks]
+        except Diverged as why:
+            ready = None
+            _log_fallback(why)
+        if ready is not None:
+            stats.merge(found)
+            for chunk in ready:
+                if isinstance(chunk, _Spooled):
+                    _append(chunk.path, out)
+                    os.unlink(chunk.path)
+                else:
+                    out.write(chunk)
+            return stats.invocations - written
+    out.writelines(_lines(_one_process(parts, stats, idle_records, errors, model_context)))
     return stats.invocations - written
+
+
+class _CountedErrors:
+    """Passes bad records on; after a fallback, only those not passed on before.
+
+    Workers report up to a few dozen bad records per part as parts finish; the
+    one-process import that may follow meets them all again, in input order.
+    """
+
+    def __init__(self, on_error: Callable[[TraceFormatError], None] | None) -> None:
+        self._on_error = on_error
+        self._reported: set[str] = set()
+        self._again = False
+
+    def __call__(self, error: TraceFormatError) -> None:
+        key = error.located()
+        if self._again and key in self._reported:
+            return
+        self._reported.add(key)
+        if self._on_error is not None:
+            self._on_error(error)
+
+    def again(self) -> None:
+        """The input is read again from the start: skip what was already reported."""
+        self._again = True
+
+
+def _log_fallback(why: Diverged) -> None:
+    logger.warning(
+        "importing in one process: the parts cannot be imported separately with the "
+        "same outcome (%s; records of a trace far apart, such as a retried export)",
+        why,
+    )
+
+
+def _one_process(
+    parts: Sequence[Part],
+    stats: ImportStats,
+    idle_records: int,
+    errors: _CountedErrors,
+    model_context: bool,
+) -> Iterator[Invocation]:
+    """The invocations of the files ``parts`` cover, imported in this process."""
+    errors.again()
+    paths = list(dict.fromkeys(part.path for part in parts))
+    return invocations_from_batches(
+        (batch for path in paths for batch in read_file(path)),
+        stats,
+        assembler=TraceAssembler(idle_records=idle_records),
+        on_error=errors,
+        model_context=model_context,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,13 +448,21 @@ def import_parallel(
 
     The same invocations as :func:`tracescore.importer.invocations_from_batches` (with
     the same ``model_context``) over the parts in order; those of traces near a cut may
-    come in another order.
+    come in another order. Should the parts' edges not settle that
+    (:mod:`tracescore.cuts`), the input is imported again in this process.
     """
     invocations: list[Invocation] = []
-    chunks = _import_chunks(parts, stats, "pickle", jobs, idle_records, on_error, model_context)
-    for chunk in chunks:
-        assert not isinstance(chunk, _Spooled)  # nothing spooled without a directory
-        invocations.extend(pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
+    errors = _CountedErrors(on_error)
+    found = ImportStats()
+    chunks = _import_chunks(parts, found, "pickle", jobs, idle_records, errors, model_context)
+    try:
+        for chunk in chunks:
+            assert not isinstance(chunk, _Spooled)  # nothing spooled without a directory
+            invocations.extend(pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
+    except Diverged as why:
+        _log_fallback(why)
+        return list(_one_process(parts, stats, idle_records, errors, model_context))
+    stats.merge(found)
     return invocations
 
 
@@ -387,9 +482,19 @@ def _import_chunks(
     With ``spool`` (a directory; JSON Lines only) each worker writes its output to a
     file of its own there, and what comes back is that file. ``progress`` as in
     :func:`write_jsonl_parallel`.
+
+    Raises:
+        Diverged: A part's outcome may differ from a one-process import's (see
+            :mod:`tracescore.cuts`); the workers still running are stopped first.
+
     """
-    carry: dict[str, AssembledTrace] = {}
-    released: set[str] = set()
+    like = TraceAssembler(idle_records=idle_records)  # the workers' settings
+    joiner = CutJoiner(
+        idle_records=idle_records,
+        recent_records=like.recent_records,
+        max_traces=like.max_traces,
+        max_spans_per_trace=like.max_spans_per_trace,
+    )
     context = _mp_context()
     # Bytes read per part: written by the workers, summed here (only to show progress).
     shared: Any = None if progress is None else context.RawArray("q", len(parts))
@@ -432,21 +537,17 @@ def _import_chunks(
                 for error in result.stats.errors:
                     on_error(error)
             yield result.output if spooled is None else _Spooled(spooled)
-            touched: set[str] = set()
-            for trace in map(_trace, orjson.loads(result.boundary)):
-                tid = trace.trace_id
-                if tid in carry:
-                    _merge(carry[tid], trace)
-                elif trace.held and tid in released:
-                    stats.dropped["late_record"] += len(trace.spans) + len(trace.logs)
-                    continue
-                else:
-                    carry[tid] = trace
-                touched.add(tid)
-            done = [carry.pop(t) for t in [t for t in carry if t not in touched]]
-            yield rebuilt(done)
-            released = set(result.released_tail)
-    yield rebuilt(carry.values())
+            boundary = [_trace(d) for d in orjson.loads(result.boundary)]
+            try:
+                complete = joiner.add(PartEdges(boundary=boundary, **result.edges))
+            except Diverged:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            yield rebuilt(complete)
+    yield rebuilt(joiner.finish())
+    stats.dropped.update(joiner.dropped)
+    for reason in [r for r, n in stats.dropped.items() if not n]:
+        del stats.dropped[reason]
 
 
 #: A part submitted: its index, the part, its spool file (or None), its result to come.
@@ -476,12 +577,6 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
-
-
-def _merge(into: AssembledTrace, other: AssembledTrace) -> None:
-    into.spans.extend(other.spans)
-    into.logs.extend(other.logs)
-    into.root_seen = into.root_seen or other.root_seen
 
 
 #: What stays in the worker: how to decode a trace's batches again, and parking state
