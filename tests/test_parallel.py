@@ -595,3 +595,31 @@ def test_a_line_sent_again_across_a_cut(
     assert sorted(out.getvalue().splitlines()) == expected
     assert stats.dropped == seq.dropped
     assert ("importing in one process" in caplog.text) is not settled
+
+
+def test_a_file_written_as_parts_come_is_cut_back_when_they_diverge(
+    small_traffic: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Into a regular file, parts are written as they finish; when a later part shows
+    that they diverge, the file goes back to where the import began (what was there
+    before stays) and gets the one-process import."""
+    idle = 150
+    lines = _rebatched(small_traffic, random.Random(5), largest=10)
+    path = tmp_path / "again.jsonl"
+    lines.append(lines[3])  # in the last part: known only once every other is written
+    parts, _ = _cut_lines(path, lines, idle)
+    expected, seq = _sequential(path, idle)
+    target = tmp_path / "out.jsonl"
+    with target.open("w+b") as out:
+        # After the import's start, bytes it must not leave behind when it goes back.
+        out.write(b"kept\n" + b"x" * 2 * path.stat().st_size)
+        out.seek(5)
+        stats = ImportStats()
+        with caplog.at_level(logging.WARNING, logger="tracescore.parallel"):
+            written = write_jsonl_parallel(parts, out, stats, jobs=3, idle_records=idle)
+    assert "importing in one process" in caplog.text
+    head, *rest = target.read_bytes().splitlines()
+    assert head == b"kept"
+    assert sorted(rest) == expected
+    assert written == len(rest) == seq.invocations
+    assert stats.dropped == seq.dropped and stats.dropped["late_record"]

@@ -44,6 +44,7 @@ import multiprocessing
 import os
 import pickle
 import shutil
+import stat
 import sys
 import tempfile
 import threading
@@ -301,9 +302,10 @@ def write_jsonl_parallel(
     the output on its way to ``out``, each deleted once appended, so that directory
     needs room for up to the output's size again. Writing a file, pass its directory.
 
-    Nothing is written before every part is done: should the parts' edges not settle
-    what a one-process import would write (:mod:`tracescore.cuts`), the input is
-    imported again in this process, and that is what ``out`` gets.
+    Should the parts' edges not settle what a one-process import would write
+    (:mod:`tracescore.cuts`), the input is imported again in this process, and that is
+    what ``out`` gets: a regular file is written as parts come and cut back to where it
+    was; any other ``out`` gets nothing before every part is done.
 
     ``progress``, when given, is called in this thread with the input bytes read so far
     and the input's size: every ~0.2 s while the workers run (reading a range of a file,
@@ -317,37 +319,53 @@ def write_jsonl_parallel(
     written = stats.invocations
     errors = _CountedErrors(on_error)
     found = ImportStats()
+    # Into a regular file, parts are written as they come (and cut off again if the
+    # parts diverge); anywhere else, once every part is done.
+    rewind = _position(out)
+    held: list[bytes | _Spooled] = []
     # The chunks are closed before the directory goes: closing waits for the workers.
     with tempfile.TemporaryDirectory(prefix=".tracescore-", dir=spool_dir) as spool:
+        chunks = _import_chunks(
+            parts, found, "jsonl", jobs, idle_records, errors, model_context, spool, progress
+        )
         try:
-            with closing(
-                _import_chunks(
-                    parts,
-                    found,
-                    "jsonl",
-                    jobs,
-                    idle_records,
-                    errors,
-                    model_context,
-                    spool,
-                    progress,
-                )
-            ) as chunks:
-                ready = [c if isinstance(c, bytes | _Spooled) else _jsonl(c) for c in chunks]
-        except Diverged as why:
-            ready = None
-            _log_fallback(why)
-        if ready is not None:
+            with closing(chunks):
+                for chunk in chunks:
+                    ready = chunk if isinstance(chunk, bytes | _Spooled) else _jsonl(chunk)
+                    if rewind is None:
+                        held.append(ready)
+                    else:
+                        _write(ready, out)
+            for ready in held:
+                _write(ready, out)
             stats.merge(found)
-            for chunk in ready:
-                if isinstance(chunk, _Spooled):
-                    _append(chunk.path, out)
-                    os.unlink(chunk.path)
-                else:
-                    out.write(chunk)
             return stats.invocations - written
+        except Diverged as why:
+            _log_fallback(why)
+    if rewind is not None:
+        out.seek(rewind)
+        out.truncate()
     out.writelines(_lines(_one_process(parts, stats, idle_records, errors, model_context)))
     return stats.invocations - written
+
+
+def _position(out: IO[bytes]) -> int | None:
+    """Where ``out`` is, if it is a regular file it can go back to; else None."""
+    try:
+        if not out.seekable() or not stat.S_ISREG(os.fstat(out.fileno()).st_mode):
+            return None
+        out.flush()
+        return out.tell()
+    except (AttributeError, OSError, ValueError):  # no descriptor (io.BytesIO), closed
+        return None
+
+
+def _write(chunk: bytes | _Spooled, out: IO[bytes]) -> None:
+    if isinstance(chunk, _Spooled):
+        _append(chunk.path, out)
+        os.unlink(chunk.path)
+    else:
+        out.write(chunk)
 
 
 class _CountedErrors:
