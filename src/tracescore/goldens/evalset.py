@@ -21,9 +21,10 @@ final response (``""`` when absent), as ADK's own conversion does.
 Errors are :class:`~tracescore.exceptions.ConfigError` with one line naming the file, the
 JSON location and what is allowed there.
 
-An evalset is first read by :mod:`tracescore.goldens.fastpath` (straight from the parsed
-JSON, for the common shapes); what it declines goes through the pydantic models and the
-conversion below, which stay the reference (same golden sets, same errors).
+An evalset is first decoded by :mod:`tracescore.goldens.typed` (msgspec structs, for the
+way ADK writes them), else read by :mod:`tracescore.goldens.fastpath` (straight from the
+parsed JSON, for the common shapes); what both decline goes through the pydantic models
+and the conversion below, which stay the reference (same golden sets, same errors).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from tracescore.exceptions import ConfigError
-from tracescore.goldens import fastpath, schema
+from tracescore.goldens import fastpath, schema, typed
 from tracescore.goldens.cases import (
     GoldenCase,
     GoldenRubric,
@@ -211,6 +212,15 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
         ConfigError: Invalid JSON (with line and column) or a document ADK would reject.
 
     """
+    try:
+        # The way ADK writes evalsets, in one typed pass (see tracescore.goldens.typed).
+        eval_set_id, name, description, cases = typed.golden_cases(text)
+    except fastpath.Unsupported:
+        pass  # anything else: parsed, then the fast path or the pydantic models
+    else:
+        return GoldenSet(
+            path=source, eval_set_id=eval_set_id, name=name, description=description, cases=cases
+        )
     try:
         data = orjson.loads(text)  # large golden sets: several times faster than json
     except orjson.JSONDecodeError as exc:

@@ -35,7 +35,7 @@ from tracescore.goldens import schema
 from tracescore.goldens.cases import GoldenCase, GoldenRubric, GoldenScenario, golden_rubrics
 from tracescore.model import AgentText, Invocation, ToolCall
 
-__all__ = ["Unsupported", "golden_cases"]
+__all__ = ["Unsupported", "golden_cases", "join_calls"]
 
 
 class Unsupported(Exception):
@@ -225,7 +225,7 @@ def _content_text(
     return "" if parts is None else _parts_text(parts, calls, responses)
 
 
-def _join_responses(calls: list[_Call], responses: list[_Call]) -> tuple[ToolCall, ...]:
+def join_calls(calls: list[_Call], responses: list[_Call]) -> tuple[ToolCall, ...]:
     """As ``evalset._join_responses``: by id, else the next unused response of that name."""
     if not calls:
         return ()
@@ -344,7 +344,7 @@ def _turn(
         conversation_id=eval_id,
         agent=agent,
         user_content=_content_text(inv["user_content"]),
-        tool_calls=_join_responses(calls, responses),
+        tool_calls=join_calls(calls, responses),
         intermediate_responses=tuple(texts),
         final_response=None if final is None else _content_text(final),
         start_ns=start_ns,

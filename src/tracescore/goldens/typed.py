@@ -1,0 +1,215 @@
+"""Typed path of the evalset loader: the file's bytes straight into golden cases.
+
+Why: on a large evalset, parsing into dicts and walking them (:mod:`.fastpath`) is most
+of a replay's goldens load; msgspec decodes the JSON into the typed structs below in
+one C pass, checking each value's JSON type as it goes, and only the conversion to
+golden cases runs in Python (the 200k-span benchmark's 33 MB evalset: ~0.2 s against
+~0.36 s).
+
+How it stays exact: the structs describe a *strict subset* of what the schema accepts:
+the way ADK writes evalsets (snake_case keys, exact JSON types, no rubrics, scenarios,
+app details, invocation events, session state or extra keys, and only the ``Part``
+fields ADK's text and tool turns use). A document outside it fails to decode, and the
+caller goes on with :mod:`.fastpath` and then the pydantic models, which stay the
+reference (they report every error). Within the subset, the conversion is the
+fast path's, rule for rule; the tests hold all paths to the same outcome.
+
+One difference is accepted: an integer beyond 64 bits inside tool arguments or
+responses stays an ``int`` here, where ``orjson`` reads it as a ``float``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from tracescore.conventions.messages import JsonValue
+from tracescore.goldens import schema
+from tracescore.goldens.cases import GoldenCase
+from tracescore.goldens.fastpath import Unsupported, join_calls
+from tracescore.model import AgentText, Invocation
+
+__all__ = ["golden_cases"]
+
+
+# A field typed ``None`` takes only ``null``: written out, an unused field is null.
+
+
+class _Call(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: str | None = None
+    name: str | None = None
+    args: dict[str, Any] | None = None
+    will_continue: bool | None = None
+    partial_args: None = None
+
+
+class _Response(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: str | None = None
+    name: str | None = None
+    response: dict[str, Any] | None = None
+    will_continue: bool | None = None
+    scheduling: None = None
+    parts: None = None
+
+
+class _Part(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    text: str | None = None
+    thought: bool | None = None
+    function_call: _Call | None = None
+    function_response: _Response | None = None
+    part_metadata: None = None
+    media_resolution: None = None
+    code_execution_result: None = None
+    executable_code: None = None
+    file_data: None = None
+    inline_data: None = None
+    thought_signature: None = None
+    video_metadata: None = None
+    tool_call: None = None
+    tool_response: None = None
+    audio_transcription: None = None
+    media_processing: None = None
+    speech_metadata: None = None
+
+
+class _Content(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    role: str | None = None
+    parts: list[_Part] | None = None
+
+
+class _Data(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    tool_uses: list[_Call] = []
+    tool_responses: list[_Response] = []
+    intermediate_responses: list[tuple[str, list[_Part]]] = []
+
+
+class _Turn(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    user_content: _Content
+    invocation_id: str = ""
+    final_response: _Content | None = None
+    intermediate_data: _Data | None = None
+    creation_timestamp: float = 0.0
+    duration: float | None = None
+    model_duration: float | None = None
+    tool_duration: float | None = None
+    rubrics: None = None
+    app_details: None = None
+
+
+class _Session(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    app_name: str
+    user_id: str
+    session_id: str | None = None
+    state: dict[str, Any] = {}
+
+
+class _Case(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    eval_id: str
+    conversation: list[_Turn]
+    session_input: _Session | None = None
+    creation_timestamp: float = 0.0
+    final_session_state: dict[str, Any] | None = {}
+    conversation_scenario: None = None
+    rubrics: None = None
+
+
+class _EvalSet(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    eval_set_id: str
+    eval_cases: list[_Case]
+    name: str | None = None
+    description: str | None = None
+    creation_timestamp: float = 0.0
+
+
+_DECODER = msgspec.json.Decoder(_EvalSet)
+
+
+def _text(parts: list[_Part] | None) -> str:
+    if parts is None:
+        return ""
+    return "\n".join([p.text for p in parts if p.text])
+
+
+def _in_range(seconds: float | None) -> bool:
+    return seconds is None or -schema.MAX_SECONDS <= seconds <= schema.MAX_SECONDS
+
+
+def _turn(turn: _Turn, eval_set_id: str, eval_id: str, agent: str | None, i: int) -> Invocation:
+    start, duration = turn.creation_timestamp, turn.duration
+    if not (_in_range(start) and _in_range(duration)):
+        raise Unsupported  # pydantic's Seconds names the field
+    calls: list[tuple[str | None, str | None, dict[str, Any] | None]] = []
+    responses: list[tuple[str | None, str | None, dict[str, Any] | None]] = []
+    texts: list[AgentText] = []
+    data = turn.intermediate_data
+    if data is not None:
+        calls = [(c.id, c.name, c.args) for c in data.tool_uses]
+        responses = [(r.id, r.name, r.response) for r in data.tool_responses]
+        for author, parts in data.intermediate_responses:
+            text = _text(parts)
+            if text:
+                texts.append(AgentText(author=author, text=text))
+    final = turn.final_response
+    start_ns = int(start * 1e9)
+    return Invocation(
+        trace_id="",
+        invocation_id=turn.invocation_id or f"{eval_set_id}/{eval_id}/{i}",
+        conversation_id=eval_id,
+        agent=agent,
+        user_content=_text(turn.user_content.parts),
+        tool_calls=join_calls(calls, responses),
+        intermediate_responses=tuple(texts),
+        final_response=None if final is None else _text(final.parts),
+        start_ns=start_ns,
+        end_ns=start_ns + int((duration or 0.0) * 1e9),
+    )
+
+
+def _case(case: _Case, eval_set_id: str) -> GoldenCase:
+    session = case.session_input
+    agent = None if session is None else session.app_name
+    turns = tuple(
+        _turn(turn, eval_set_id, case.eval_id, agent, i) for i, turn in enumerate(case.conversation)
+    )
+    session_input: dict[str, JsonValue] | None = None
+    if session is not None:
+        if session.state:
+            raise Unsupported  # JSON dumping of a state's values: left to pydantic
+        # SessionInput.model_dump(mode="json", exclude_none=True)
+        dumped: dict[str, JsonValue] = {"app_name": session.app_name, "user_id": session.user_id}
+        if session.session_id is not None:
+            dumped["session_id"] = session.session_id
+        dumped["state"] = {}
+        session_input = dumped
+    return GoldenCase(
+        eval_set_id=eval_set_id,
+        eval_id=case.eval_id,
+        turns=turns,
+        rubrics=(),
+        turn_rubrics=((),) * len(turns),
+        scenario=None,
+        session_input=session_input,
+    )
+
+
+def golden_cases(
+    text: bytes | str,
+) -> tuple[str, str | None, str | None, tuple[GoldenCase, ...]]:
+    """The eval set id, name, description and cases of an evalset file's content.
+
+    Raises:
+        Unsupported: The document is outside the subset (maybe invalid, maybe not JSON):
+            the caller reads it the other ways.
+
+    """
+    try:
+        evalset = _DECODER.decode(text)
+        return (
+            evalset.eval_set_id,
+            evalset.name,
+            evalset.description,
+            tuple(_case(case, evalset.eval_set_id) for case in evalset.eval_cases),
+        )
+    except (msgspec.DecodeError, ValueError, OverflowError):  # not UTF-8 is a ValueError
+        raise Unsupported from None
