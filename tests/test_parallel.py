@@ -164,7 +164,12 @@ def test_newline_count_is_exact_for_any_line_length(tmp_path: Path, line_bytes: 
         assert _count_newlines(stream, 9, 9) == 0
 
 
-def test_cli_jobs_split_a_large_file_and_write_the_same_lines(tmp_path: Path) -> None:
+def test_cli_jobs_split_a_large_file_and_write_the_same_lines(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Also once a line from the start comes again at the end (a retried export): the
+    two workers both built its traces, so the command imports again in one process and
+    says so; the output is still what ``-j 1`` writes."""
     from click.testing import CliRunner
 
     from tracescore.cli import main
@@ -172,15 +177,26 @@ def test_cli_jobs_split_a_large_file_and_write_the_same_lines(tmp_path: Path) ->
     big = tmp_path / "big.jsonl"
     gen_traces.generate(20_000, big, seed=5)  # ~47 MB: two parts of >= 8 MiB
     assert len(plan_parts([str(big)], jobs=2, idle_records=100)) == 2
-    outs = []
-    for jobs in ("1", "2"):
-        out = tmp_path / f"out{jobs}.jsonl"
-        args = ["import", str(big), "--format", "jsonl", "--idle-records", "100", "-j", jobs]
-        result = CliRunner().invoke(main, [*args, "-o", str(out)])
-        assert result.exit_code == 0, result.stderr
-        outs.append(sorted(out.read_bytes().splitlines()))
-    assert outs[0] == outs[1]
-    assert len(outs[0]) > 1000
+
+    def outputs() -> list[list[bytes]]:
+        outs = []
+        for jobs in ("1", "2"):
+            out = tmp_path / f"out{jobs}.jsonl"
+            args = ["import", str(big), "--format", "jsonl", "--idle-records", "100", "-j", jobs]
+            result = CliRunner().invoke(main, [*args, "-o", str(out)])
+            assert result.exit_code == 0, result.stderr
+            outs.append(sorted(out.read_bytes().splitlines()))
+        return outs
+
+    with caplog.at_level(logging.WARNING, logger="tracescore.parallel"):
+        one, two = outputs()
+        assert one == two and len(one) > 1000
+        assert "importing in one process" not in caplog.text
+        with big.open("ab") as fh:
+            fh.write(big.read_bytes().splitlines(keepends=True)[3])
+        one, two = outputs()
+        assert one == two
+        assert "importing in one process" in caplog.text
 
 
 def test_workers_are_forked_only_while_no_other_thread_runs(

@@ -97,7 +97,7 @@ class CutJoiner:
         """
         start = self._offset
         if edges.evictions or edges.peak_in_flight + len(self._carry) > self.max_traces:
-            raise Diverged("max_traces was reached")
+            raise Diverged("the traces in flight reached max_traces in a part")
         self._largest_batch = max(self._largest_batch, edges.largest_batch)
         sent = {t.trace_id for t in edges.boundary}
         # Where in the part a trace the worker built began is not reported: its start
@@ -105,7 +105,7 @@ class CutJoiner:
         seen_before = self._seen_before(start)
         for tid in edges.trace_ids:
             if tid not in sent and (tid in seen_before or tid in self._carry or tid in self._gone):
-                raise Diverged(f"trace {tid} has records in two parts far apart")
+                raise Diverged(f"trace {tid} has records far apart, in two parts (a retry?)")
         done: list[AssembledTrace] = []
         for piece in edges.boundary:
             self._place(piece, start, done)
@@ -178,10 +178,10 @@ class CutJoiner:
                 self.dropped["trace_too_large"] -= piece.capped
                 return
             if first - latest <= self.recent_records:
-                raise Diverged(f"trace {tid} comes back as its release is forgotten")
+                raise Diverged(f"trace {tid} comes back about when its release is forgotten")
             del self._gone[tid]  # forgotten: a new trace
         elif any(tid in ids and first - end <= self._reach() for end, ids in self._earlier):
-            raise Diverged(f"trace {tid} has records in two parts far apart")
+            raise Diverged(f"trace {tid} has records far apart, in two parts (a retry?)")
         self._check_gaps(piece, rooted=False)
         self._carry[tid] = _Carried(piece, last, piece.root_seen)
 
@@ -192,7 +192,7 @@ class CutJoiner:
         else:
             ok = piece.gap_open < 2 * self.idle_records and piece.gap_rooted < self.idle_records
         if not ok:
-            raise Diverged(f"trace {piece.trace_id} pauses longer than the idle window")
+            raise Diverged(f"trace {piece.trace_id} pauses longer than the idle window at a cut")
 
     def _merge(self, carried: _Carried, piece: AssembledTrace) -> None:
         into = carried.trace

@@ -394,11 +394,7 @@ class _CountedErrors:
 
 
 def _log_fallback(why: Diverged) -> None:
-    logger.warning(
-        "importing in one process: the parts cannot be imported separately with the "
-        "same outcome (%s; records of a trace far apart, such as a retried export)",
-        why,
-    )
+    logger.warning("importing in one process for the same outcome: %s", why)
 
 
 def _one_process(
