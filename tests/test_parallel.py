@@ -503,8 +503,10 @@ def test_cli_reports_a_spool_it_cannot_write_without_a_traceback(
     assert result.stdout == ""
 
 
-def _rebatched(path: Path, rng: random.Random, largest: int) -> list[bytes]:
-    """The file's spans in order, regrouped into lines of 1 to ``largest`` spans."""
+def _rebatched(path: Path, rng: random.Random, largest: int, logs: bool = False) -> list[bytes]:
+    """The file's spans in order, regrouped into lines of 1 to ``largest`` spans; with
+    ``logs``, a line's spans are followed now and then by a log line: an event log
+    record for some of them, and one without a trace id."""
     items = []
     for line in path.read_bytes().splitlines():
         for rs in orjson.loads(line)["resourceSpans"]:
@@ -525,7 +527,26 @@ def _rebatched(path: Path, rng: random.Random, largest: int) -> list[bytes]:
             ]
         }
         lines.append(orjson.dumps(doc) + b"\n")
+        if logs and rng.random() < 0.3:
+            lines.append(_log_line([span for _, _, span in chunk], rng))
     return lines
+
+
+def _log_line(spans: list[dict[str, Any]], rng: random.Random) -> bytes:
+    records: list[dict[str, Any]] = [
+        {
+            "timeUnixNano": span["endTimeUnixNano"],
+            "traceId": span["traceId"],
+            "spanId": span["spanId"],
+            "eventName": "gen_ai.choice",
+            "body": {"stringValue": "logged"},
+        }
+        for span in spans
+        if rng.random() < 0.5
+    ]
+    records.append({"timeUnixNano": "1", "body": {"stringValue": "no trace"}})
+    doc = {"resourceLogs": [{"resource": {}, "scopeLogs": [{"logRecords": records}]}]}
+    return orjson.dumps(doc) + b"\n"
 
 
 def _retried(lines: list[bytes], rng: random.Random, retries: int, reach: int) -> list[bytes]:
@@ -544,11 +565,12 @@ def _retried(lines: list[bytes], rng: random.Random, retries: int, reach: int) -
 def test_retried_and_late_lines_give_the_sequential_outcome(
     small_traffic: Path, tmp_path: Path, seed: int, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Records that come again or late, near a cut or far from it: the parallel import
-    settles them at the cuts as one process would, or imports in one process; either way
-    the same lines and the same counts (drops included)."""
+    """Records that come again or late, near a cut or far from it (with log records in
+    odd seeds): the parallel import settles them at the cuts as one process would, or
+    imports in one process; either way the same lines and the same counts (drops
+    included)."""
     rng = random.Random(seed)
-    lines = _rebatched(small_traffic, rng, largest=rng.choice([5, 20, 60]))
+    lines = _rebatched(small_traffic, rng, largest=rng.choice([5, 20, 60]), logs=seed % 2 == 1)
     path = tmp_path / "retried.jsonl"
     path.write_bytes(b"".join(_retried(lines, rng, rng.randint(1, 12), rng.choice([3, 30]))))
     idle = rng.choice([40, 150, 600])
@@ -564,8 +586,10 @@ def test_retried_and_late_lines_give_the_sequential_outcome(
     assert sorted(out.getvalue().splitlines()) == expected
     assert written == stats.invocations == seq.invocations
     assert stats.dropped == seq.dropped
-    for name in ("records", "spans", "traces", "traces_without_agent", "not_evaluable"):
+    for name in ("records", "spans", "logs", "traces", "traces_without_agent", "not_evaluable"):
         assert getattr(stats, name) == getattr(seq, name), name
+    if seed % 2:
+        assert seq.logs and seq.dropped["no_trace_id"]
     par = ImportStats()
     got = import_parallel(parts, par, jobs=3, idle_records=idle)
     assert sorted(orjson.dumps(invocation_record(i), default=str) for i in got) == expected
