@@ -663,3 +663,49 @@ def test_a_file_written_as_parts_come_is_cut_back_when_they_diverge(
     assert sorted(rest) == expected
     assert written == len(rest) == seq.invocations
     assert stats.dropped == seq.dropped and stats.dropped["late_record"]
+
+
+def test_after_a_fallback_each_bad_record_is_reported_once(
+    small_traffic: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bad records the workers reported are not reported again by the one-process import
+    that follows, and none is lost."""
+    idle = 150
+    lines = _rebatched(small_traffic, random.Random(5), largest=10)
+    bad = orjson.loads(lines[7])
+    bad["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = "not-hex"
+    lines[7] = orjson.dumps(bad) + b"\n"
+    for at in (len(lines) // 2, len(lines) - 2):
+        lines.insert(at, b'{"resourceSpans": [oops\n')
+    lines.append(lines[3])  # a retry: the parts diverge
+    parts, _ = _cut_lines(tmp_path / "bad.jsonl", lines, idle)
+    path = parts[0].path
+
+    def located(errors: list[TraceFormatError]) -> list[str]:
+        return [e.located() for e in errors]
+
+    expected: list[TraceFormatError] = []
+    seq = ImportStats()
+    list(
+        invocations_from_batches(
+            read_file(path),
+            seq,
+            assembler=TraceAssembler(idle_records=idle),
+            on_error=expected.append,
+        )
+    )
+    assert len(expected) == seq.bad_records == 3
+    for run in (write_jsonl_parallel, import_parallel):
+        reported: list[TraceFormatError] = []
+        stats = ImportStats()
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="tracescore.parallel"):
+            if run is write_jsonl_parallel:
+                write_jsonl_parallel(
+                    parts, io.BytesIO(), stats, jobs=3, idle_records=idle, on_error=reported.append
+                )
+            else:
+                import_parallel(parts, stats, jobs=3, idle_records=idle, on_error=reported.append)
+        assert "importing in one process" in caplog.text
+        assert sorted(located(reported)) == sorted(located(expected))
+        assert stats.bad_records == seq.bad_records

@@ -48,7 +48,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Container, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from contextlib import closing, nullcontext
@@ -377,14 +377,17 @@ class _CountedErrors:
 
     def __init__(self, on_error: Callable[[TraceFormatError], None] | None) -> None:
         self._on_error = on_error
-        self._reported: set[str] = set()
+        #: Bad records passed on, by location and detail (two may share both).
+        self._reported: Counter[str] = Counter()
         self._again = False
 
     def __call__(self, error: TraceFormatError) -> None:
         key = error.located()
-        if self._again and key in self._reported:
+        if self._again and self._reported[key]:
+            self._reported[key] -= 1
             return
-        self._reported.add(key)
+        if not self._again:
+            self._reported[key] += 1
         if self._on_error is not None:
             self._on_error(error)
 
