@@ -478,6 +478,7 @@ def import_parallel(
             invocations.extend(pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
     except Diverged as why:
         _log_fallback(why)
+        invocations.clear()  # not kept beside the ones that replace them
         return list(_one_process(parts, stats, idle_records, errors, model_context))
     stats.merge(found)
     return invocations
