@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
+from tracescore import part_worker
 from tracescore.assembly import TraceAssembler
 from tracescore.exceptions import InputError, TraceFormatError
 from tracescore.export import invocation_record, write_jsonl
@@ -248,7 +249,6 @@ def _trace_ids(path: Path, start: int, end: int) -> list[set[str]]:
 
 
 def test_only_traces_crossing_a_cut_travel_back_raw(traffic: Path) -> None:
-    from tracescore import parallel
 
     idle = 400
     parts = plan_parts([str(traffic)], jobs=3, idle_records=idle, min_part_bytes=1_500_000)
@@ -263,7 +263,7 @@ def test_only_traces_crossing_a_cut_travel_back_raw(traffic: Path) -> None:
     crossing = inside & outside
     assert crossing  # the fixture does cross its cuts
 
-    result = parallel._run_part(middle, idle)
+    result = part_worker.run_part(middle, idle)
     sent = {t["trace_id"] for t in orjson.loads(result.boundary)}
     assert sent  # the traces alive across either cut
     assert sent <= crossing  # and nothing else: the rest was built in the worker
@@ -278,9 +278,8 @@ def test_edge_ids_cover_the_records_a_neighbour_may_share(
 ) -> None:
     """Read backwards in blocks (some shorter than one line) or forwards, the edge sets
     hold the trace ids of at least the records asked for, and not the whole file's."""
-    from tracescore import parallel
 
-    monkeypatch.setattr(parallel, "_SCAN", block)
+    monkeypatch.setattr(part_worker, "SCAN", block)
     [first, second, *_] = plan_parts(
         [str(traffic)], jobs=3, idle_records=400, min_part_bytes=1_500_000
     )
@@ -288,8 +287,8 @@ def test_edge_ids_cover_the_records_a_neighbour_may_share(
     want = 900
     before = _trace_ids(traffic, 0, second.start)
     after = _trace_ids(traffic, second.start, traffic.stat().st_size)
-    got_before = parallel._ids_before(str(traffic), second.start, want)
-    got_after = parallel._ids_after(first, want)
+    got_before = part_worker.ids_before(str(traffic), second.start, want)
+    got_after = part_worker.ids_after(first, want)
     assert set().union(*before[-want:]) <= got_before
     assert set().union(*after[:want]) <= got_after
     assert got_before < set().union(*before)
@@ -421,17 +420,15 @@ def test_progress_counts_every_byte_of_the_input_once(traffic: Path) -> None:
 def test_a_worker_keeps_its_bytes_read_in_its_progress_slot(traffic: Path) -> None:
     import multiprocessing
 
-    from tracescore import parallel
-
     parts = plan_parts([str(traffic)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
     middle = parts[1]
     assert middle.start is not None and middle.end is not None
     shared = multiprocessing.get_context("fork").RawArray("q", len(parts))
-    parallel._init_worker(shared)
+    part_worker.init_worker(shared)
     try:
-        parallel._run_part(middle, 400, slot=1)
+        part_worker.run_part(middle, 400, slot=1)
     finally:
-        parallel._init_worker(None)
+        part_worker.init_worker(None)
     assert list(shared) == [0, middle.end - middle.start, *[0] * (len(parts) - 2)]
 
 

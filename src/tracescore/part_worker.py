@@ -1,0 +1,311 @@
+"""One worker's share of a parallel import: its part, its neighbours' edges, what it sends.
+
+:func:`run_part` imports one part of the input (:mod:`tracescore.parts`) as a sequential
+import would, except for the traces that may cross a cut:
+
+* a trace first seen in the first ``2 × idle_records`` records of a part (its *head*)
+  may have begun in the part before, but only if it shows up in that part's last
+  ``2 × idle_records + idle_records // 8`` records: a sequential import would have
+  released it otherwise. The worker reads those records' trace ids (:func:`ids_before`:
+  decoding them, not assembling them) and *holds* only the head traces among them;
+* a trace still in flight at the end of a part continues in the next one only if its id
+  is among those of the next part's head, read the same way (:func:`ids_after`).
+
+Where a part meets another file instead (a compressed file, say), all its head traces are
+held and all its traces in flight at the end continue. Held and continued traces go back
+raw (:func:`encode_boundary`), with what the parent needs to join them as one process
+would (:class:`tracescore.cuts.PartEdges`). Reading the neighbours' edges costs each
+worker a decode of about two head windows; without it every head trace and every trace
+in flight at a cut travelled back raw and was rebuilt by the parent alone, a serial share
+that grew with the head window.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import pickle
+import sys
+from collections.abc import Container, Iterable, Iterator
+from contextlib import closing, nullcontext
+from dataclasses import dataclass, field, fields
+from functools import partial
+from typing import Any, Final, Literal
+
+import orjson
+
+from tracescore.assembly import AssembledTrace, TraceAssembler
+from tracescore.export import invocation_record
+from tracescore.formats.base import Batch
+from tracescore.formats.files import read_file, read_json_lines
+from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
+from tracescore.model import Invocation
+from tracescore.parts import SCAN_BYTES, Part, line_start
+from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
+
+__all__ = [
+    "COPY_BUFFER",
+    "SCAN",
+    "Encoding",
+    "PartResult",
+    "decode_boundary",
+    "encode_boundary",
+    "ids_after",
+    "ids_before",
+    "init_worker",
+    "jsonl",
+    "jsonl_lines",
+    "run_part",
+]
+
+#: Bytes read at once when reading a neighbour's edge backwards (grows as needed).
+SCAN: Final = SCAN_BYTES
+#: Buffer of a spool file (and of the parent's copy of it, see tracescore.parallel).
+COPY_BUFFER: Final = 1024 * 1024
+
+
+@dataclass(slots=True)
+class PartResult:
+    """What a worker returns for its part."""
+
+    #: Encoded invocations; empty when they went to the part's spool file.
+    output: bytes
+    #: The boundary traces (:func:`encode_boundary`).
+    boundary: bytes
+    #: :class:`tracescore.cuts.PartEdges` but the boundary traces.
+    edges: dict[str, Any]
+    stats: ImportStats = field(default_factory=ImportStats)
+
+
+def jsonl(invocations: Iterable[Invocation]) -> bytes:
+    """Invocations as JSON Lines records, as ``tracescore import`` writes them."""
+    return b"".join(jsonl_lines(invocations))
+
+
+def jsonl_lines(invocations: Iterable[Invocation]) -> Iterator[bytes]:
+    """:func:`jsonl`, one line at a time."""
+    dumps = orjson.dumps
+    return (dumps(invocation_record(i), default=str) + b"\n" for i in invocations)
+
+
+#: How a worker sends its invocations back: as JSON Lines records (what ``import``
+#: writes), or pickled (what ``replay`` scores: unpickling 6.7k invocations costs the
+#: parent ~0.2 s, rebuilding them from their records would cost more).
+Encoding = Literal["jsonl", "pickle"]
+
+
+def run_part(
+    part: Part,
+    idle_records: int,
+    encoding: Encoding = "jsonl",
+    model_context: bool = True,
+    spool: str | None = None,
+    slot: int | None = None,
+) -> PartResult:
+    """Worker: import one part; return its encoded invocations and its boundary traces.
+
+    With ``spool`` (JSON Lines only), the invocations are written to that new file as
+    they come instead of returned. With ``slot``, the bytes of the part read so far are
+    kept in that slot of the progress array the worker was started with.
+    """
+    stats = ImportStats()
+    head = 2 * idle_records
+    with bulk_gc():
+        # Next to another range of the same file, the neighbour's edge is read to learn
+        # which traces cross the cut; next to another file, every head trace is held and
+        # the whole tail sent back, as that file may be compressed or a single document.
+        hold_only = None
+        if part.start:
+            hold_only = ids_before(part.path, part.start, head + max(1, idle_records // 8))
+        asm = TraceAssembler(
+            idle_records=idle_records,
+            hold_head=0 if part.first else head,
+            hold_only=hold_only,
+            track_ids=True,
+        )
+        if part.start is None or part.end is None:
+            batches = read_file(part.path)
+        else:
+            shared = _worker_progress
+            report = None if slot is None or shared is None else partial(shared.__setitem__, slot)
+            batches = read_json_lines(
+                part.path, part.start, part.end, part.first_line or 1, progress=report
+            )
+        found = invocations_from_batches(
+            batches, stats, assembler=asm, finish=False, model_context=model_context
+        )
+        opened = open(spool, "xb", buffering=COPY_BUFFER) if spool else None  # noqa: SIM115
+        with opened or _NO_FILE as spooled:
+            # Encoded as they come (JSON Lines) or kept; either way consumed before the
+            # drain.
+            encoded, kept = b"", []
+            if spooled is not None:
+                spooled.writelines(jsonl_lines(found))
+            elif encoding == "jsonl":
+                encoded = jsonl(found)
+            else:
+                kept = list(found)
+            continued: Container[str] = _ALL
+            if part.last:
+                continued = frozenset()
+            elif part.end is not None and part.end < os.path.getsize(part.path):
+                continued = ids_after(part, head)
+            complete, boundary = asm.drain(continued=continued)
+            kept.extend(
+                i
+                for t in complete
+                for i in trace_invocations(t, stats, model_context=model_context)
+            )
+            if spooled is not None:
+                spooled.writelines(jsonl_lines(kept))
+                output = b""
+            elif encoding == "jsonl":
+                output = encoded + jsonl(kept)
+            else:  # our own worker's objects, read back only by the parent that started it
+                output = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+        stats.dropped.update(asm.dropped)
+        raw = encode_boundary(boundary)
+        edges = {
+            "records": asm.records,
+            "trace_ids": asm.trace_ids,
+            "released_tail": asm.released_since(head),
+            "peak_in_flight": asm.peak_in_flight,
+            "evictions": asm.evictions,
+            "largest_batch": asm.largest_batch,
+        }
+    return PartResult(output, raw, edges, stats)
+
+
+_NO_FILE: Final = nullcontext()
+#: In a worker started for a progress display: bytes read per part (shared memory).
+_worker_progress: Any = None
+
+
+def init_worker(progress: Any) -> None:
+    """Start-up of a worker process: the shared progress array (or None)."""
+    global _worker_progress  # noqa: PLW0603 - one per worker process, set once at start
+    _worker_progress = progress
+
+
+class _All:
+    """Contains every trace id."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_ALL: Final = _All()
+
+
+def ids_after(part: Part, records: int) -> frozenset[str]:
+    """Trace ids of the first ``records`` records after ``part`` (the next part's head).
+
+    Whole lines are read, so a few more records may be covered: a larger set only sends
+    more traces back raw, never fewer.
+    """
+    assert part.end is not None
+    ids: set[str] = set()
+    seen = 0
+    with closing(read_json_lines(part.path, part.end, sys.maxsize, 0)) as batches:
+        for batch in batches:
+            seen += _add_trace_ids(batch, ids)
+            if seen >= records:
+                break
+    return frozenset(ids)
+
+
+def ids_before(path: str, end: int, records: int) -> frozenset[str]:
+    """Trace ids of (at least) the last ``records`` records before byte ``end``.
+
+    ``end`` is a line start. The file is read backwards in blocks of whole lines, each
+    block sized from the bytes per record seen so far.
+    """
+    ids: set[str] = set()
+    seen = 0
+    hi, step = end, SCAN
+    with open(path, "rb") as stream:
+        while seen < records and hi > 0:
+            lo = line_start(stream, max(0, hi - step))
+            if lo >= hi:  # one line longer than the block
+                step *= 2
+                continue
+            for batch in read_json_lines(path, lo, hi, 0):
+                seen += _add_trace_ids(batch, ids)
+            if seen:
+                step = max(SCAN, int((records - seen) * (end - lo) / seen * 1.1))
+            else:
+                step *= 2
+            hi = lo
+    return frozenset(ids)
+
+
+def _add_trace_ids(batch: Batch, ids: set[str]) -> int:
+    """Add the batch's trace ids to ``ids``; return its record count (the assembler's)."""
+    ids.update(span.trace_id for span in batch.spans)
+    ids.update(log.trace_id for log in batch.logs if log.trace_id)
+    return len(batch.spans) + len(batch.logs)
+
+
+#: What stays in the worker: how to decode a trace's batches again, and parking state
+#: (a boundary trace is never parked when shipped: ``drain`` restores it).
+_WORKER_ONLY: Final = frozenset({"sources", "parked", "prebuilt"})
+_SHIPPED: Final = tuple(f.name for f in fields(AssembledTrace) if f.name not in _WORKER_ONLY)
+
+
+def _shipped(trace: AssembledTrace) -> dict[str, object]:
+    """What the parent needs of a boundary trace: every field but the worker-only ones."""
+    return {name: getattr(trace, name) for name in _SHIPPED}
+
+
+def encode_boundary(traces: Iterable[AssembledTrace]) -> bytes:
+    """Boundary traces as the worker sends them back (:func:`decode_boundary` reads them)."""
+    return orjson.dumps([_shipped(t) for t in traces], default=_bytes_default)
+
+
+def decode_boundary(raw: bytes) -> list[AssembledTrace]:
+    """The traces of :func:`encode_boundary`, as the worker had them (but parking state)."""
+    return [_trace(d) for d in orjson.loads(raw)]
+
+
+# Boundary traces travel as orjson (dataclasses serialise natively); bytes values are
+# tagged so they come back as bytes.
+def _bytes_default(value: object) -> object:
+    if isinstance(value, bytes):
+        return {"__bytes__": base64.b64encode(value).decode()}
+    raise TypeError(type(value).__name__)
+
+
+def _restore(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and "__bytes__" in value:
+            return base64.b64decode(value["__bytes__"])
+        return {k: _restore(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v) for v in value]
+    return value
+
+
+def _trace(d: dict[str, Any]) -> AssembledTrace:
+    spans, logs = d.pop("spans"), d.pop("logs")
+    trace = AssembledTrace(**d)
+    trace.spans = [_span(s) for s in spans]
+    trace.logs = [_log(r) for r in logs]
+    return trace
+
+
+def _span(d: dict[str, Any]) -> SpanRecord:
+    d["attributes"] = _restore(d["attributes"])
+    d["resource"] = _restore(d["resource"])
+    d["events"] = [
+        SpanEvent(name=e["name"], time_ns=e["time_ns"], attributes=_restore(e["attributes"]))
+        for e in d["events"]
+    ]
+    d["origin"] = Origin(**d["origin"]) if d["origin"] is not None else None
+    return SpanRecord(**d)
+
+
+def _log(d: dict[str, Any]) -> LogRecord:
+    d["attributes"] = _restore(d["attributes"])
+    d["body"] = _restore(d["body"])
+    d["origin"] = Origin(**d["origin"]) if d["origin"] is not None else None
+    return LogRecord(**d)
