@@ -127,7 +127,7 @@ class TraceAssembler:
         max_spans_per_trace: Spans kept per trace; more are dropped and counted.
         hold_head: Traces first seen within this many records are *held*: never
             released before :meth:`drain` (one part of a larger input, whose traces
-            may have begun in the part before; see :mod:`tracescore.parallel`).
+            may have begun in the part before; see :mod:`tracescore.part_worker`).
         hold_only: When given, only head traces whose id it contains are held.
         recent_records: How long a released trace's id is remembered, in records (see
             the module docstring); default 40 idle windows.

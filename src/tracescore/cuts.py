@@ -1,6 +1,6 @@
 """Where the parts of a parallel import meet: decide what a one-process import would do.
 
-A worker imports its part of a file as if it were the whole input (:mod:`tracescore.parallel`),
+A worker imports its part of a file as if it were the whole input (:mod:`tracescore.part_worker`),
 except for the traces that may cross a cut, which it sends back raw: those it *held*
 (first seen near the start of its part, with an id also seen near the end of the part
 before) and those still in flight at its end whose id shows up in the next part's head.
