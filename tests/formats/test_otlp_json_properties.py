@@ -29,12 +29,8 @@ from otlp_helpers import span_doc
 
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.base import Batch
-from tracescore.formats.otlp_json import (
-    _FAST_ERRORS,
-    _span_fast,
-    _span_lenient,
-    decode_json_document,
-)
+from tracescore.formats.otlp_json import _span_lenient, decode_json_document
+from tracescore.formats.otlp_json_fast import FAST_ERRORS, span_fast
 from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
 
@@ -440,7 +436,7 @@ def test_fast_path_agrees_with_the_checked_path(span_fields: dict[str, Any]) -> 
     """Wherever the fast path returns a record, the checked path returns the same one."""
     span = span_doc(**span_fields)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     try:
-        fast = _span_fast(span, {}, None, ORIGIN, {}, {})
-    except _FAST_ERRORS:
+        fast = span_fast(span, {}, None, ORIGIN, {}, {})
+    except FAST_ERRORS:
         return
     assert _comparable(_span_lenient(span, {}, None, ORIGIN)) == _comparable(fast)

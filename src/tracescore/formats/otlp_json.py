@@ -20,9 +20,10 @@ Errors never escape :func:`decode_json_document`: each problem becomes a located
 line, span id when it could be read, and the JSON path of the bad record). A span or log
 record is either decoded completely or skipped with one error; its neighbours are kept.
 
-Speed: every span first goes through :func:`_span_fast`, which handles the Collector's
-own output (camelCase keys, hex ids, string integers, integer enums) with little more
-than dict lookups. Anything it does not expect raises, and the span is decoded again by
+Speed: every span first goes through
+:func:`~tracescore.formats.otlp_json_fast.span_fast`, which handles the Collector's own
+output (camelCase keys, hex ids, string integers, integer enums) with little more than
+dict lookups. Anything it does not expect raises, and the span is decoded again by
 :func:`_span_lenient`, which is the reference for what is accepted and why not.
 """
 
@@ -30,13 +31,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Final, TypeAlias
+from typing import Final
 
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.anyvalue import (
-    INT64_MAX,
-    INT64_MIN,
-    UINT64_MAX,
     json_any_value,
     json_attributes,
     json_enum,
@@ -47,31 +45,18 @@ from tracescore.formats.anyvalue import (
 )
 from tracescore.formats.base import Batch
 from tracescore.formats.jaeger import decode_jaeger_v1, looks_like_jaeger_v1
+from tracescore.formats.otlp_json_fast import FAST_ERRORS, span_fast
 from tracescore.spans import Attributes, LogRecord, Origin, SpanEvent, SpanRecord
 
 __all__ = ["decode_json_document", "looks_like_document", "located_error"]
 
 logger = logging.getLogger(__name__)
 
-# Decoded, untrusted JSON on the fast path. Every access to it is guarded: any surprise
-# raises one of _FAST_ERRORS and the record is decoded again by the checked path.
-UntrustedJSON: TypeAlias = Any
-
-
-class _NotFast(Exception):
-    """The fast path met something it does not handle; use the lenient path."""
-
-
-_FAST_ERRORS: Final = (_NotFast, KeyError, TypeError, ValueError, AttributeError, RecursionError)
 # Calling a dataclass with keyword arguments makes CPython build a kwargs dict (through
 # type.__call__); allocating and calling __init__ directly runs the same __init__ about
 # twice as fast, which matters on per-record paths.
 _new: Final = object.__new__
-_init_span: Final = SpanRecord.__init__
-_init_event: Final = SpanEvent.__init__
 _init_log: Final = LogRecord.__init__
-_ZERO_TRACE_ID: Final = "0" * 32
-_ZERO_SPAN_ID: Final = "0" * 16
 
 _RESOURCE_SPANS: Final = ("resourceSpans", "resource_spans", "batches")
 _RESOURCE_LOGS: Final = ("resourceLogs", "resource_logs")
@@ -240,8 +225,8 @@ def _resource_spans(block: object, where: str, batch: Batch) -> None:
     resource, scopes = parts
     origin = batch.origin
     append = batch.spans.append
-    fast = _span_fast
-    trace_ids: dict[str, str] = {}  # raw id -> hex, see _span_fast
+    fast = span_fast
+    trace_ids: dict[str, str] = {}  # raw id -> hex, see span_fast
     span_ids: dict[str, str] = {}
     for scope_index, scope_block in enumerate(scopes):
         scope_where = f"{where}.scopeSpans[{scope_index}]"
@@ -252,7 +237,7 @@ def _resource_spans(block: object, where: str, batch: Batch) -> None:
         for span in spans:
             try:
                 append(fast(span, resource, scope, origin, trace_ids, span_ids))
-            except _FAST_ERRORS:
+            except FAST_ERRORS:
                 checked = _span_lenient(span, resource, scope, origin)
                 if isinstance(checked, tuple):
                     reason, span_id = checked
@@ -261,171 +246,6 @@ def _resource_spans(block: object, where: str, batch: Batch) -> None:
                     batch.errors.append(located_error(origin, detail, span_id))
                 else:
                     append(checked)
-
-
-def _attrs_fast(kvs: UntrustedJSON) -> Attributes:
-    if kvs.__class__ is not list:
-        if kvs is None:
-            return {}
-        raise _NotFast
-    out: Attributes = {}
-    for kv in kvs:
-        key = kv["key"]
-        value = kv["value"]
-        if key.__class__ is not str:
-            raise _NotFast
-        string = value.get("stringValue")
-        if string.__class__ is str:
-            out[key] = string
-            continue
-        integer = value.get("intValue")  # alone: with other keys, the first one decides
-        if integer.__class__ is str and len(value) == 1:
-            number = int(integer)
-            if number < INT64_MIN or number > INT64_MAX:
-                raise _NotFast
-            out[key] = number
-        else:
-            out[key] = json_any_value(value)
-    return out
-
-
-def _span_fast(
-    span: UntrustedJSON,
-    resource: Attributes,
-    scope: str | None,
-    origin: Origin | None,
-    trace_ids: dict[str, str],
-    span_ids: dict[str, str],
-) -> SpanRecord:
-    """The Collector's own JSON, decoded quickly; raises one of ``_FAST_ERRORS`` otherwise.
-
-    ``trace_ids`` and ``span_ids`` map raw ids already checked in this batch to their hex
-    form: trace ids and parent ids repeat. A raw id is cached only after passing the
-    length check of its kind; one map per kind, as bad input may put the text of a span
-    id where a trace id belongs.
-    """
-    raw = span["traceId"]
-    trace_id = trace_ids.get(raw)
-    if trace_id is None:
-        trace_id = bytes.fromhex(raw).hex()
-        if len(trace_id) != 32 or len(raw) != 32 or trace_id == _ZERO_TRACE_ID:
-            raise _NotFast
-        trace_ids[raw] = trace_id
-    raw = span["spanId"]
-    span_id = span_ids.get(raw)
-    if span_id is None:
-        span_id = bytes.fromhex(raw).hex()
-        if len(span_id) != 16 or len(raw) != 16 or span_id == _ZERO_SPAN_ID:
-            raise _NotFast
-        span_ids[raw] = span_id
-    raw = span.get("parentSpanId")
-    if raw is None and "parent_span_id" in span:
-        raise _NotFast  # mixed key styles: the checked path reads the snake_case key
-    if raw is None or raw == "":
-        parent = None
-    else:
-        parent = span_ids.get(raw)
-        if parent is None:
-            parent = bytes.fromhex(raw).hex()
-            if len(parent) != 16 or len(raw) != 16:
-                raise _NotFast
-            if parent == _ZERO_SPAN_ID:
-                parent = None
-            else:
-                span_ids[raw] = parent
-    name = span.get("name", "")
-    kind = span.get("kind", 0)
-    start = span.get("startTimeUnixNano")  # a missing time may be spelled in snake_case
-    end = span.get("endTimeUnixNano")
-    if (
-        name.__class__ is not str
-        or kind.__class__ is not int
-        or kind < 0
-        or kind > 5
-        or (start.__class__ is not str and start.__class__ is not int)
-        or (end.__class__ is not str and end.__class__ is not int)
-    ):
-        raise _NotFast
-    attributes: Attributes = {}
-    kvs = span.get("attributes")
-    if kvs is not None:
-        if kvs.__class__ is not list:
-            raise _NotFast
-        for kv in kvs:  # _attrs_fast, inlined for the span's own attributes
-            key = kv["key"]
-            value = kv["value"]
-            if key.__class__ is not str:
-                raise _NotFast
-            string = value.get("stringValue")
-            if string.__class__ is str:
-                attributes[key] = string
-                continue
-            integer = value.get("intValue")
-            if integer.__class__ is str and len(value) == 1:
-                number = int(integer)
-                if number < INT64_MIN or number > INT64_MAX:
-                    raise _NotFast
-                attributes[key] = number
-            else:
-                attributes[key] = json_any_value(value)
-    events: list[SpanEvent] = []
-    raw_events = span.get("events")
-    if raw_events is not None:
-        if raw_events.__class__ is not list:
-            raise _NotFast
-        for event in raw_events:
-            time = event.get("timeUnixNano")
-            event_name = event.get("name", "")
-            if (
-                time.__class__ is not str and time.__class__ is not int
-            ) or event_name.__class__ is not str:
-                raise _NotFast
-            time_ns = int(time)
-            if time_ns < INT64_MIN or time_ns > UINT64_MAX:
-                raise _NotFast
-            record = _new(SpanEvent)
-            _init_event(
-                record,
-                name=event_name,
-                time_ns=time_ns,
-                attributes=_attrs_fast(event.get("attributes")),
-            )
-            events.append(record)
-    code = 0
-    message = None
-    status = span.get("status")
-    if status is not None:
-        code = status.get("code", 0)
-        message = status.get("message")
-        if code.__class__ is not int or code < 0 or code > 2:
-            raise _NotFast
-        if message is not None:
-            if message.__class__ is not str:
-                raise _NotFast
-            message = message or None
-    start_ns = int(start)
-    end_ns = int(end)
-    if start_ns < INT64_MIN or start_ns > UINT64_MAX or end_ns < INT64_MIN or end_ns > UINT64_MAX:
-        raise _NotFast
-    span_record = _new(SpanRecord)
-    _init_span(
-        span_record,
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name,
-        kind=kind,
-        start_ns=start_ns,
-        end_ns=end_ns,
-        attributes=attributes,
-        events=events or (),
-        status_code=code,
-        status_message=message,
-        resource=resource,
-        scope=scope,
-        origin=origin,
-    )
-    return span_record
 
 
 def _time(value: object, what: str) -> int:
