@@ -169,3 +169,46 @@ def test_import_starts_without_the_other_commands_modules(tmp_path: Path) -> Non
     assert (tmp_path / "out.jsonl").read_bytes().count(b"\n") > 0
     _, listing, _ = run("--help")
     assert all(name in listing for name in ("import", "replay", "serve"))
+
+
+def test_output_files_get_the_mode_open_would_give_them(tmp_path: Path) -> None:
+    """Not mkstemp's private 0600: the umask's mode for a new file, an old file's own."""
+    import os
+    import stat
+
+    previous = os.umask(0o027)
+    try:
+        fresh = tmp_path / "fresh.evalset.json"
+        kept = tmp_path / "kept.jsonl"
+        kept.write_bytes(b"")
+        kept.chmod(0o604)
+        for out in (fresh, kept):
+            code, _, err = run("import", str(EXAMPLES), "-o", str(out), "-q")
+            assert code == 0, err
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o640
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o604
+    assert kept.stat().st_size > 0
+
+
+def test_an_output_that_cannot_be_created_is_named_not_its_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+    import tempfile
+
+    code, _, err = run("import", str(EXAMPLES), "-o", str(tmp_path))
+    assert code == 2
+    assert f"error: cannot write {tmp_path}: it is a directory" in err
+
+    def read_only(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(tmp_path / ".x.tmp"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    out = tmp_path / "x.jsonl"
+    code, _, err = run("import", str(EXAMPLES), "-o", str(out))
+    assert code == 2
+    assert f"error: cannot write {out}: Read-only file system" in err
+    assert "Traceback" not in err and ".x.tmp" not in err

@@ -136,6 +136,48 @@ def test_goldens_are_checked_before_the_import_and_loaded_after_it(
     assert "FAILED" in stdout
 
 
+@pytest.mark.parametrize("flag", ["--output", "--junit"])
+def test_outputs_that_cannot_be_written_fail_before_the_import(
+    flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracescore.cli import replay_cmd
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the import started")
+
+    monkeypatch.setattr(replay_cmd, "read_runs", reading)
+    missing = tmp_path / "no-such-dir" / "out"
+    code, _, err = run(*REPLAY_ARGS, flag, str(missing))
+    assert code == 2
+    assert f"error: {missing}: directory {missing.parent} does not exist" in err
+    code, _, err = run(*REPLAY_ARGS, flag, str(tmp_path))
+    assert code == 2
+    assert f"error: cannot write {tmp_path}: it is a directory" in err
+    assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # the probe left nothing behind
+
+
+def test_a_failed_write_names_the_output_and_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    out = tmp_path / "results.jsonl"
+    out.write_bytes(b"previous run\n")
+
+    def full_disk(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), src)
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    code, _, err = run(*REPLAY_ARGS, "--output", str(out))
+    assert code == 2
+    assert f"error: cannot write {out}: No space left on device" in err
+    assert "Traceback" not in err
+    assert [p.name for p in tmp_path.iterdir()] == ["results.jsonl"]  # no temp file
+    assert out.read_bytes() == b"previous run\n"
+
+
 @pytest.fixture(scope="module")
 def traffic_and_goldens(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Generated agent traffic and an evalset of its own turns (a golden for each)."""

@@ -4,6 +4,7 @@
 TracescoreError                 base of everything raised on purpose
 ├── ConfigError                 a user mistake in settings, flags or a config file
 ├── InputError                  input that cannot be read at all (missing path, unreadable file)
+├── OutputError                 an output file that cannot be written (directory missing, full disk)
 ├── TraceFormatError            one bad record: where it is (path, line, span) and what is wrong
 └── JudgeError                  one judge call did not give a usable verdict; ``reason`` says why
     ├── JudgeTimeout            no reply within the per-call timeout ("judge timeout")
@@ -36,6 +37,7 @@ __all__ = [
     "JudgeTimeout",
     "JudgeUnavailable",
     "JudgeUnparsableReply",
+    "OutputError",
     "TraceFormatError",
     "TracescoreError",
 ]
@@ -51,6 +53,10 @@ class ConfigError(TracescoreError):
 
 class InputError(TracescoreError):
     """Input cannot be opened or read at all (as opposed to one bad record in it)."""
+
+
+class OutputError(TracescoreError):
+    """An output file cannot be written; the message names the file and the reason."""
 
 
 class TraceFormatError(TracescoreError):

@@ -8,9 +8,11 @@ stderr, never a traceback. Every option can also be set from the environment
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable
@@ -22,7 +24,12 @@ from rich.console import Console
 
 from tracescore import __version__
 from tracescore.assembly import DEFAULT_IDLE_RECORDS
-from tracescore.exceptions import ConfigError, InputError, TraceFormatError, TracescoreError
+from tracescore.exceptions import (
+    ConfigError,
+    OutputError,
+    TraceFormatError,
+    TracescoreError,
+)
 from tracescore.importer import ImportStats
 
 if TYPE_CHECKING:
@@ -36,6 +43,8 @@ __all__ = [
     "judge_settings",
     "main",
     "stderr",
+    "check_output",
+    "temp_beside",
     "write_file",
 ]
 
@@ -243,17 +252,79 @@ def judge_settings(
         raise ConfigError(f"judge.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
-def write_file(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file, then rename).
+def temp_beside(path: str) -> tuple[int, str]:
+    """A new temporary file in ``path``'s directory (descriptor, name), to rename to ``path``.
 
     Raises:
-        InputError: the directory does not exist.
+        OutputError: the directory does not exist, ``path`` is a directory, or no file
+            can be created there (read-only or pseudo file system, permissions, full
+            disk). The message names ``path``, not the temporary file.
 
     """
     target = Path(path)
-    if not target.parent.exists():
-        raise InputError(f"{path}: directory {target.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    if not target.parent.is_dir():
+        raise OutputError(f"{path}: directory {target.parent} does not exist")
+    if target.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    # mkstemp makes the file private (0600); the output gets the mode ``open`` would
+    # give it: an existing file's own, else the usual one under the umask.
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
+    os.fchmod(fd, mode)
+    return fd, tmp
+
+
+def _umask() -> int:
+    """The umask of this process, read without changing it where Linux allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere the only way to read it is to set it
+    os.umask(mask)
+    return mask
+
+
+def check_output(path: str) -> None:
+    """Fail now, before any long work, when ``path`` could not be written.
+
+    Creates a temporary file beside it and removes it again: the one check that holds
+    for permissions, read-only and pseudo file systems alike.
+
+    Raises:
+        OutputError: as :func:`temp_beside`.
+
+    """
+    fd, tmp = temp_beside(path)
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file, then rename).
+
+    Nothing is left behind when it fails: ``path`` keeps its old content (if any) and
+    the temporary file is removed.
+
+    Raises:
+        OutputError: as :func:`temp_beside`, or the write or rename failed.
+
+    """
+    fd, tmp = temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Final
 
@@ -22,9 +21,16 @@ from rich.progress import (
 )
 
 from tracescore.assembly import TraceAssembler
-from tracescore.cli.app import Reporter, idle_records_option, jobs_option, main, stderr
+from tracescore.cli.app import (
+    Reporter,
+    idle_records_option,
+    jobs_option,
+    main,
+    stderr,
+    temp_beside,
+)
 from tracescore.evalset import conversations_to_evalset
-from tracescore.exceptions import InputError, TraceFormatError, TracescoreError
+from tracescore.exceptions import TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file
@@ -110,10 +116,7 @@ def _open_output(output: str) -> tuple[IO[bytes], str | None]:
     """Open the output; files are written to a temp file and renamed when complete."""
     if output == "-":
         return sys.stdout.buffer, None
-    target = Path(output)
-    if target.parent and not target.parent.exists():
-        raise InputError(f"{output}: directory {target.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    fd, tmp = temp_beside(output)
     return os.fdopen(fd, "wb"), tmp
 
 
@@ -195,14 +198,16 @@ def import_command(
                     written, skipped = _write(
                         invocations, out, fmt=fmt, eval_set_id=eval_set_id, output=output
                     )
-        except BaseException:
             if tmp is not None:
                 out.close()
-                os.unlink(tmp)
+                os.replace(tmp, output)
+        except BaseException:
+            if tmp is not None:  # nothing half-written is left behind
+                with suppress(OSError):
+                    out.close()
+                with suppress(OSError):
+                    os.unlink(tmp)
             raise
-        if tmp is not None:
-            out.close()
-            os.replace(tmp, output)
     except TraceFormatError as exc:
         console.print(f"bad record (--strict): {exc.located()}", markup=False)
         raise SystemExit(1) from None
@@ -212,9 +217,10 @@ def import_command(
     except BrokenPipeError:
         raise  # stdout closed by a reader such as head: handled by the entry point
     except OSError as exc:
-        # Input errors are InputError by now: this is the output or the workers' spool
-        # (a full disk, a directory gone).
-        where = f" {exc.filename}" if exc.filename else ""
+        # Input errors and an output that cannot be created are TracescoreErrors by now:
+        # this is writing the output or the workers' spool (a full disk, a directory gone).
+        name = output if tmp is not None and exc.filename == tmp else exc.filename
+        where = f" {name}" if name else ""
         console.print(f"error: cannot write{where}: {exc.strerror or exc}", markup=False)
         raise SystemExit(2) from None
     reporter.summary(stats, written=written, skipped=skipped, output=output)

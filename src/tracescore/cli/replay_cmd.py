@@ -9,6 +9,7 @@ from rich.console import Console
 
 from tracescore.cli.app import (
     Reporter,
+    check_output,
     idle_records_option,
     jobs_option,
     judge_options,
@@ -100,6 +101,9 @@ def replay_command(
         # Checked now, loaded after the import (see read_runs: forked workers run slower
         # beside a large evalset), so a mistyped path still fails before any work.
         golden_paths = golden_files(list(goldens))
+        for path in (output, junit):
+            if path:
+                check_output(path)  # a mistyped directory fails before the work, too
         judge = None
         if any(c.judged for c in criteria):
             judge = build_judge(
