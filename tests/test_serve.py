@@ -148,3 +148,24 @@ def test_bad_settings_exit_2_with_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.decode().count("\n") == 1
     assert "sampling.rate" in proc.stderr.decode()
+
+
+def test_a_taken_port_or_unwritable_ready_file_exit_2_with_one_line(tmp_path: Path) -> None:
+    import socket
+
+    def serve(*args: str) -> subprocess.CompletedProcess[bytes]:
+        cmd = [sys.executable, "-m", "tracescore", "serve", "--grpc-port", "-1", *args]
+        return subprocess.run(cmd, capture_output=True, timeout=60, check=False, cwd=tmp_path)
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        proc = serve("--http-port", str(port))
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 2, stderr
+    assert stderr.count("\n") == 1
+    assert f"error: serve: cannot listen for OTLP/HTTP on 127.0.0.1:{port}" in stderr
+    missing = tmp_path / "gone" / "ready.json"
+    proc = serve("--http-port", "0", "--ready-file", str(missing))
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 2, stderr
+    assert stderr == f"error: {missing}: directory {missing.parent} does not exist\n"

@@ -7,7 +7,14 @@ import gc
 import click
 import orjson
 
-from tracescore.cli.app import judge_options, judge_settings, main, stderr, write_file
+from tracescore.cli.app import (
+    check_output,
+    judge_options,
+    judge_settings,
+    main,
+    stderr,
+    write_file,
+)
 from tracescore.exceptions import TracescoreError
 
 __all__ = ["serve_command"]
@@ -94,7 +101,8 @@ def serve_command(
     Settings come from the settings file's [live], [sampling], [metrics], [events],
     [judge] and [serve] sections; flags override them. SIGTERM stops accepting, scores
     what is pending within --drain-timeout, flushes events and exits 0 (1 when the drain
-    did not finish in time).
+    did not finish in time). Exit 2: a settings mistake, a port that cannot be bound, or
+    a ready file that cannot be written.
     """
     from prometheus_client import CollectorRegistry  # noqa: PLC0415 - serve only
 
@@ -130,6 +138,8 @@ def serve_command(
             request_timeout_s=request_timeout,
             max_connections=max_connections,
         )
+        if ready_file:
+            check_output(ready_file)  # before binding anything
     except TracescoreError as exc:
         err.print(f"error: {exc}", markup=False)
         raise SystemExit(2) from None
@@ -164,4 +174,10 @@ def serve_command(
             ports = {"http_port": server.http_port, "grpc_port": server.grpc_port}
             write_file(ready_file, orjson.dumps(ports))
 
-    raise SystemExit(run(engine, registry=registry, options=options, on_started=started))
+    try:
+        status = run(engine, registry=registry, options=options, on_started=started)
+    except TracescoreError as exc:  # a port taken, the ready file gone meanwhile
+        engine.shutdown(timeout_s=drain_timeout)
+        err.print(f"error: {exc}", markup=False)
+        raise SystemExit(2) from None
+    raise SystemExit(status)
