@@ -131,6 +131,16 @@ def test_unreachable_pushgateway_is_one_line_and_exit_2() -> None:
     assert "Traceback" not in result.output
 
 
+def test_a_push_that_fails_loses_neither_the_report_nor_the_outputs(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    out = tmp_path / "results.jsonl"
+    result = CliRunner().invoke(main, [*REPLAY_ARGS, "--output", str(out), "--pushgateway", url])
+    assert result.exit_code == 2
+    assert "FAILED" in result.stdout and "PASSED" in result.stdout  # the report came first
+    assert len(out.read_bytes().splitlines()) == 10  # one line per example invocation
+    assert result.stderr.strip().startswith("error: cannot push metrics to the Pushgateway")
+
+
 def test_malformed_pushgateway_url_is_a_config_error() -> None:
     result = CliRunner().invoke(main, [*REPLAY_ARGS, "-q", "--pushgateway", "ftp://example.org"])
     assert result.exit_code == 2

@@ -142,8 +142,6 @@ def replay_command(
             write_file(output, results_jsonl(result))
         if junit:
             write_file(junit, junit_xml(result))
-        if pushgateway:
-            push_results(result.invocations, criteria, url=pushgateway, job=pushgateway_job)
     except TraceFormatError as exc:
         err.print(f"bad record (--strict): {exc.located()}", markup=False)
         raise SystemExit(2) from None
@@ -156,6 +154,12 @@ def replay_command(
             print_judge_usage(judge, Console(highlight=False))
     if result.stats.bad_records:
         err.print(f"bad records: {result.stats.bad_records} (skipped)", markup=False)
+    if pushgateway:  # after the report: a gateway that is down loses nothing else
+        try:
+            push_results(result.invocations, criteria, url=pushgateway, job=pushgateway_job)
+        except TracescoreError as exc:
+            err.print(f"error: {exc}", markup=False)
+            raise SystemExit(2) from None
     raise SystemExit(1 if result.failed else 0)
 
 
