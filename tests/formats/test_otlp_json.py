@@ -259,6 +259,8 @@ def test_bad_fields_are_located_errors(span: dict[str, Any], message: str, decod
         ({"data": [3]}, "data[0]: trace must be an object"),
         ({"error": {"message": "trace not found"}}, "'trace not found'"),
         ({"hello": 1}, "not an OTLP document"),
+        ({"eval_set_id": "s", "eval_cases": []}, "not an OTLP document but an ADK evalset"),
+        ({"evalSetId": "s", "evalCases": []}, "tracescore replay` reads it as goldens"),
     ],
 )
 def test_malformed_documents_are_located_errors(doc: Any, message: str, decode: Decode) -> None:

@@ -147,6 +147,14 @@ def _document(doc: object, batch: Batch, *, wrapped: bool) -> None:
         jaeger = decode_jaeger_v1(doc, origin=origin)
         batch.spans += jaeger.spans
         batch.errors += jaeger.errors
+    elif "eval_cases" in doc or "evalCases" in doc:
+        batch.errors.append(
+            located_error(
+                origin,
+                "not an OTLP document but an ADK evalset: `tracescore replay` reads it "
+                "as goldens (--goldens) or as recorded runs to score (a PATH)",
+            )
+        )
     elif doc:
         keys = ", ".join(sorted(str(key) for key in doc)[:5])
         batch.errors.append(
