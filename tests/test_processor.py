@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -204,6 +205,22 @@ def test_metrics_port_serves_the_registry(make: Make) -> None:
     assert proc.force_flush(10_000)
     body = httpx.get(f"http://127.0.0.1:{proc.metrics_port}/metrics").text
     assert 'tracescore_invocations_total{agent="weather_agent",outcome="no_golden"} 1.0' in body
+
+
+def test_a_taken_metrics_port_is_logged_and_scoring_goes_on(
+    make: Make, caplog: pytest.LogCaptureFixture
+) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        with caplog.at_level(logging.ERROR, logger="tracescore.processor"):
+            tracer, proc = make(metrics_port=port)
+    assert proc.metrics_port is None
+    assert f"cannot serve /metrics on 127.0.0.1:{port}" in caplog.text
+    run_agent(tracer)
+    assert proc.force_flush(10_000)
+    assert total(proc.registry, "tracescore_traces_total", "outcome") == {"no_golden": 1}
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")

@@ -21,6 +21,7 @@ Contract with the host application:
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ScoringLogProcessor", "ScoringSpanProcessor"]
 
+logger = logging.getLogger(__name__)
+
 
 class ScoringSpanProcessor(SpanProcessor):
     """Scores the agent runs of the provider it is attached to.
@@ -57,7 +60,9 @@ class ScoringSpanProcessor(SpanProcessor):
         sampling: Which invocations and criteria to score.
         judge: Judge client for LLM-judged criteria.
         registry: Where the metrics go (default: a new registry, never the global one).
-        metrics_port: Serve ``/metrics`` on this port (0: any free port).
+        metrics_port: Serve ``/metrics`` on this port (0: any free port). A port that
+            cannot be bound is logged as an error and the processor runs without the
+            endpoint (:attr:`metrics_port` is then None): it never stops the agent.
         metrics_host: Address for ``metrics_port``.
         events: Evaluation events sink (results back to the tracing backend).
         options: Queue bounds and windows.
@@ -100,9 +105,24 @@ class ScoringSpanProcessor(SpanProcessor):
         self._http: WSGIServer | None = None
         self.metrics_port: int | None = None
         if metrics_port is not None:
-            server, _ = start_http_server(metrics_port, addr=metrics_host, registry=self.registry)
-            self._http = server
-            self.metrics_port = server.server_port
+            try:
+                server, _ = start_http_server(
+                    metrics_port, addr=metrics_host, registry=self.registry
+                )
+            except OSError as exc:
+                # Never break the agent: e.g. a second worker process of the same app
+                # finds the port taken. It scores on; the registry still holds the
+                # metrics, only this endpoint is missing (metrics_port stays None).
+                logger.error(
+                    "tracescore: cannot serve /metrics on %s:%s (%s); scoring goes on "
+                    "without that endpoint",
+                    metrics_host,
+                    metrics_port,
+                    exc.strerror or exc,
+                )
+            else:
+                self._http = server
+                self.metrics_port = server.server_port
         self.engine = LiveEngine(self.scorer, options=options, clock=clock)
         # The hot path: SynchronousMultiSpanProcessor calls ``on_end`` for every span;
         # binding the engine's method here saves a Python frame per span.
