@@ -114,8 +114,7 @@ class ScoringSpanProcessor(SpanProcessor):
                 # finds the port taken. It scores on; the registry still holds the
                 # metrics, only this endpoint is missing (metrics_port stays None).
                 logger.error(
-                    "tracescore: cannot serve /metrics on %s:%s (%s); scoring goes on "
-                    "without that endpoint",
+                    "cannot serve /metrics on %s:%s (%s); scoring goes on without that endpoint",
                     metrics_host,
                     metrics_port,
                     exc.strerror or exc,

@@ -37,13 +37,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Reporter",
+    "check_output",
     "idle_records_option",
     "jobs_option",
     "judge_options",
     "judge_settings",
     "main",
     "stderr",
-    "check_output",
     "temp_beside",
     "write_file",
 ]
