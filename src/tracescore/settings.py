@@ -39,7 +39,7 @@ from tracescore.live.config import (
     ServeSettings,
 )
 
-__all__ = ["ImportSettings", "ReplaySettings", "Settings", "load_settings"]
+__all__ = ["ImportSettings", "ReplaySettings", "Settings", "load_settings", "settings_key"]
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -72,7 +72,33 @@ class ReplaySettings(_Section):
     junit: str | None = None
     detailed: bool | None = None
     idle_records: int | None = None
+    jobs: int | None = None
     strict: bool | None = None
+
+
+#: Keys whose command parameter has another name: section -> {key: parameter}.
+_PARAMETERS: dict[str, dict[str, str]] = {
+    "import": {"format": "fmt"},
+    "replay": {"eval_config": "config_path"},
+    "serve": {"drain_timeout_s": "drain_timeout", "request_timeout_s": "request_timeout"},
+}
+#: Command parameters that the file sets from another section than the command's own.
+_FROM_SECTION: dict[tuple[str, str], str] = {
+    ("serve", "goldens"): "live.goldens",
+    ("serve", "config_path"): "live.eval_config",
+}
+
+
+def settings_key(command: str, parameter: str) -> str:
+    """The settings file's key (``section.key``) behind ``command``'s ``parameter``.
+
+    The inverse of :meth:`Settings.default_map`, for errors about a value the file gave.
+    """
+    moved = _FROM_SECTION.get((command, parameter))
+    if moved is not None:
+        return moved
+    keys = {param: key for key, param in _PARAMETERS.get(command, {}).items()}
+    return f"{command}.{keys.get(parameter, parameter)}"
 
 
 class Settings(_Section):
@@ -91,21 +117,18 @@ class Settings(_Section):
 
     def default_map(self) -> dict[str, dict[str, Any]]:
         """Per-command defaults for click (only what the file sets)."""
-        replay = self.replay.model_dump(exclude_none=True, exclude={"eval_config", "criteria"})
-        if self.replay.eval_config is not None:
-            replay["config_path"] = self.replay.eval_config
-        imp = self.import_.model_dump(exclude_none=True)
-        if "format" in imp:
-            imp["fmt"] = imp.pop("format")  # the import command's parameter name
-        serve = self.serve.model_dump(exclude_none=True)
-        for key in ("drain_timeout_s", "request_timeout_s"):
-            if key in serve:
-                serve[key.removesuffix("_s")] = serve.pop(key)  # the flag's name
-        if self.live.goldens is not None:
-            serve["goldens"] = self.live.goldens
-        if self.live.eval_config is not None:
-            serve["config_path"] = self.live.eval_config
-        return {"import": imp, "replay": replay, "serve": serve}
+        sections = {
+            "import": self.import_.model_dump(exclude_none=True),
+            "replay": self.replay.model_dump(exclude_none=True, exclude={"criteria"}),
+            "serve": self.serve.model_dump(exclude_none=True),
+        }
+        out = {
+            command: {_PARAMETERS.get(command, {}).get(k, k): v for k, v in values.items()}
+            for command, values in sections.items()
+        }
+        live = {"goldens": self.live.goldens, "config_path": self.live.eval_config}
+        out["serve"].update({k: v for k, v in live.items() if v is not None})
+        return out
 
 
 def _parse(path: Path) -> object:

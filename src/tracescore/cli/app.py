@@ -24,6 +24,7 @@ from rich.console import Console
 
 from tracescore import __version__
 from tracescore.assembly import DEFAULT_IDLE_RECORDS
+from tracescore.cli.options import option
 from tracescore.exceptions import (
     ConfigError,
     OutputError,
@@ -80,14 +81,14 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"auto_envvar_prefix": "TRACESCORE"})
 @click.version_option(__version__, prog_name="tracescore")
-@click.option(
+@option(
     "--log-level",
     default="WARNING",
     show_default=True,
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
     help="Verbosity of tracescore's own log on stderr.",
 )
-@click.option(
+@option(
     "--settings",
     "settings_path",
     default=None,
@@ -114,7 +115,7 @@ def main(ctx: click.Context, log_level: str, settings_path: str | None) -> None:
 
 
 #: Shared by the commands that assemble traces from files.
-idle_records_option = click.option(
+idle_records_option = option(
     "--idle-records",
     type=click.IntRange(min=1),
     default=DEFAULT_IDLE_RECORDS,
@@ -126,7 +127,7 @@ idle_records_option = click.option(
 
 def jobs_option(what: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """``-j/--jobs``: processes for ``what`` (0, the default, means one per CPU)."""
-    return click.option(
+    return option(
         "-j",
         "--jobs",
         type=click.IntRange(min=0),
@@ -182,26 +183,26 @@ class Reporter:
 
 
 _JUDGE_OPTIONS = (
-    click.option(
+    option(
         "--judge-backend",
         type=click.Choice(["gemini", "openai"]),
         default=None,
         help="Judge provider for LLM-judged criteria (default: settings [judge], else gemini).",
     ),
-    click.option("--judge-model", default=None, help="Default judge model (gemini-2.5-flash)."),
-    click.option("--judge-base-url", default=None, help="Judge endpoint (required for openai)."),
-    click.option(
+    option("--judge-model", default=None, help="Default judge model (gemini-2.5-flash)."),
+    option("--judge-base-url", default=None, help="Judge endpoint (required for openai)."),
+    option(
         "--judge-cache",
         default=None,
         help="SQLite file caching judge replies: a re-run pays nothing twice.",
     ),
-    click.option(
+    option(
         "--judge-concurrency",
         type=click.IntRange(min=1),
         default=None,
         help="Judge calls in flight.",
     ),
-    click.option(
+    option(
         "--judge-budget-usd",
         type=click.FloatRange(min=0, min_open=True),
         default=None,
@@ -212,8 +213,8 @@ _JUDGE_OPTIONS = (
 
 def judge_options(command: Callable[..., None]) -> Callable[..., None]:
     """The ``--judge-*`` flags shared by ``replay`` and ``serve``."""
-    for option in reversed(_JUDGE_OPTIONS):
-        command = option(command)
+    for judge_option in reversed(_JUDGE_OPTIONS):
+        command = judge_option(command)
     return command
 
 

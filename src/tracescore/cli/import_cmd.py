@@ -29,6 +29,7 @@ from tracescore.cli.app import (
     stderr,
     temp_beside,
 )
+from tracescore.cli.options import option
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
@@ -122,14 +123,14 @@ def _open_output(output: str) -> tuple[IO[bytes], str | None]:
 
 @main.command("import")
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
+@option(
     "-o",
     "--output",
     default="-",
     show_default=True,
     help="Where to write: a file, or - for stdout.",
 )
-@click.option(
+@option(
     "--format",
     "fmt",
     type=click.Choice(["evalset", "jsonl"]),
@@ -137,11 +138,11 @@ def _open_output(output: str) -> tuple[IO[bytes], str | None]:
     help="evalset (ADK *.evalset.json) or jsonl (one invocation per line). "
     "Default: evalset when OUTPUT ends in .json, else jsonl.",
 )
-@click.option("--eval-set-id", default=None, help="eval_set_id of the written evalset.")
+@option("--eval-set-id", default=None, help="eval_set_id of the written evalset.")
 @idle_records_option
 @jobs_option("large JSON Lines inputs written as jsonl")
-@click.option("--strict", is_flag=True, help="Stop at the first bad record.")
-@click.option("-q", "--quiet", is_flag=True, help="No summary on stderr.")
+@option("--strict", is_flag=True, help="Stop at the first bad record.")
+@option("-q", "--quiet", is_flag=True, help="No summary on stderr.")
 def import_command(
     paths: tuple[str, ...],
     output: str,

@@ -18,6 +18,7 @@ from tracescore.cli.app import (
     stderr,
     write_file,
 )
+from tracescore.cli.options import option
 from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.exceptions import TraceFormatError, TracescoreError
@@ -36,32 +37,32 @@ _LATENCY_GC_THRESHOLD: Final = 700
 
 @main.command("replay")
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
+@option(
     "--config",
     "config_path",
     default=None,
     help="ADK eval_config.json / test_config.json (default: ADK's default criteria).",
 )
-@click.option(
+@option(
     "--goldens",
     multiple=True,
     help="ADK evalset(s) (*.evalset.json, *.test.json, or a directory); repeatable.",
 )
-@click.option("--output", default=None, help="Write one JSON line per invocation here.")
-@click.option("--junit", default=None, help="Write a JUnit XML report here.")
-@click.option("--detailed", is_flag=True, help="Per-invocation rows in the report.")
+@option("--output", default=None, help="Write one JSON line per invocation here.")
+@option("--junit", default=None, help="Write a JUnit XML report here.")
+@option("--detailed", is_flag=True, help="Per-invocation rows in the report.")
 @idle_records_option
 @jobs_option("importing large plain JSON Lines inputs")
-@click.option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
-@click.option("-q", "--quiet", is_flag=True, help="No report on stdout.")
+@option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
+@option("-q", "--quiet", is_flag=True, help="No report on stdout.")
 @judge_options
-@click.option(
+@option(
     "--pushgateway",
     default=None,
     metavar="URL",
     help="Push the scores to this Prometheus Pushgateway after the replay.",
 )
-@click.option(
+@option(
     "--pushgateway-job",
     default="tracescore",
     show_default=True,

@@ -15,62 +15,61 @@ from tracescore.cli.app import (
     stderr,
     write_file,
 )
+from tracescore.cli.options import option
 from tracescore.exceptions import TracescoreError
 
 __all__ = ["serve_command"]
 
 
 @main.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option(
+@option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@option(
     "--grpc-port",
     type=click.IntRange(min=-1, max=65535),
     default=4317,
     show_default=True,
     help="OTLP/gRPC port (0: any free port, -1: no gRPC listener).",
 )
-@click.option(
+@option(
     "--http-port",
     type=click.IntRange(min=-1, max=65535),
     default=4318,
     show_default=True,
     help="OTLP/HTTP port, also /metrics, /healthz, /readyz (0: any free, -1: none).",
 )
-@click.option(
-    "--auth-token", default=None, help="Require 'Authorization: Bearer <token>' on OTLP calls."
-)
-@click.option(
+@option("--auth-token", default=None, help="Require 'Authorization: Bearer <token>' on OTLP calls.")
+@option(
     "--max-request-bytes",
     type=click.IntRange(min=1024),
     default=8 * 1024 * 1024,
     show_default=True,
     help="Largest OTLP request, after decompression.",
 )
-@click.option(
+@option(
     "--drain-timeout",
     type=click.FloatRange(min=0),
     default=30.0,
     show_default=True,
     help="Seconds to score what is pending after SIGTERM.",
 )
-@click.option(
+@option(
     "--request-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=30.0,
     show_default=True,
     help="Seconds an OTLP/HTTP client may take to send a request's headers, and its body.",
 )
-@click.option(
+@option(
     "--max-connections",
     type=click.IntRange(min=1),
     default=1024,
     show_default=True,
     help="HTTP connections / gRPC calls at once; beyond it 503 / RESOURCE_EXHAUSTED.",
 )
-@click.option("--config", "config_path", default=None, help="ADK eval_config.json.")
-@click.option("--goldens", multiple=True, help="ADK evalset(s) or directories; repeatable.")
+@option("--config", "config_path", default=None, help="ADK eval_config.json.")
+@option("--goldens", multiple=True, help="ADK evalset(s) or directories; repeatable.")
 @judge_options
-@click.option(
+@option(
     "--ready-file",
     default=None,
     help="Write the bound ports here as JSON once listening (for scripts and tests).",
