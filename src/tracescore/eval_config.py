@@ -27,6 +27,7 @@ from tracescore.criteria import Criterion, criterion_class
 from tracescore.criteria.judged import JudgeModelOptions
 from tracescore.criteria.registry import NAME_CLASHES
 from tracescore.criteria.trajectory_match import parse_match_type
+from tracescore.documents import identify, identify_lines, where_it_goes
 from tracescore.exceptions import ConfigError
 
 __all__ = ["DEFAULT_CRITERIA", "criteria_from_config", "load_eval_config"]
@@ -95,7 +96,13 @@ def load_eval_config(path: str | Path | None) -> list[Criterion]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise ConfigError(f"{where}: invalid JSON: {exc}") from exc
+        kind = identify_lines(raw)
+        hint = where_it_goes(kind, "eval_config") if kind else None
+        raise ConfigError(f"{where}: {hint or f'invalid JSON: {exc}'}") from None
+    kind = identify(data)
+    hint = where_it_goes(kind, "eval_config") if kind else None
+    if hint:
+        raise ConfigError(f"{where}: {hint}")
     return criteria_from_config(data, source=where)
 
 

@@ -38,6 +38,7 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from tracescore.documents import identify, identify_lines, where_it_goes
 from tracescore.exceptions import ConfigError
 from tracescore.goldens import fastpath, schema, typed
 from tracescore.goldens.cases import (
@@ -228,6 +229,10 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
         # (not on every load: a 33 MB file's str costs ~25 ms).
         if isinstance(text, bytes):
             _check_utf8(text, source)
+        kind = identify_lines(text)
+        hint = where_it_goes(kind, "evalset") if kind else None
+        if hint:
+            raise ConfigError(f"{source}: {hint}") from None
         raise ConfigError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})") from None
@@ -241,6 +246,10 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
         eval_id = _stem(source)
         case = _old_format_case(turns, eval_id)
         return GoldenSet(path=source, eval_set_id=eval_id, cases=(case,), format="test_json")
+    kind = identify(data)
+    hint = where_it_goes(kind, "evalset") if kind else None
+    if hint:
+        raise ConfigError(f"{source}: {hint}")
     if not isinstance(data, dict):
         raise ConfigError(
             f"{source}: expected an EvalSet object (or an old-format list of turns), "

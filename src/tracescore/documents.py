@@ -1,0 +1,62 @@
+"""Which of tracescore's input documents a JSON file is, to say so when it is misplaced.
+
+Users hand a replay three kinds of JSON: trace files (the PATHs), evalsets (``--goldens``)
+and eval configs (``--config``). Given in the wrong place, each used to fail on its first
+missing key (``missing required key eval_set_id``); the loaders now name what the file
+is and where it goes instead.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import orjson
+
+__all__ = ["Kind", "identify", "identify_lines", "where_it_goes"]
+
+Kind = Literal["evalset", "eval_config", "traces"]
+
+_EVALSET: Final = frozenset({"eval_set_id", "evalSetId", "eval_cases", "evalCases"})
+_TRACES: Final = frozenset({"resourceSpans", "resource_spans", "resourceLogs", "resource_logs"})
+
+_WHERE: Final[dict[Kind, str]] = {
+    "evalset": "an ADK evalset: it goes to --goldens (or is a PATH of recorded runs)",
+    "eval_config": "an ADK eval config (criteria): it goes to --config",
+    "traces": "an OTLP trace file: it is a PATH to score",
+}
+
+
+def identify(data: object) -> Kind | None:
+    """The kind of a parsed JSON document, from its top-level keys; None if unsure."""
+    if not isinstance(data, dict):
+        return None
+    keys = data.keys()
+    if not _EVALSET.isdisjoint(keys):
+        return "evalset"
+    if not _TRACES.isdisjoint(keys) or "batches" in keys:
+        return "traces"
+    if "criteria" in keys:
+        return "eval_config"
+    return None
+
+
+def identify_lines(raw: bytes | str) -> Kind | None:
+    """The kind of JSON Lines content (its first line), e.g. a Collector trace file."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    first = data.lstrip().split(b"\n", 1)[0]
+    try:
+        return identify(orjson.loads(first))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def where_it_goes(kind: Kind, expected: Kind) -> str | None:
+    """``"not <expected> but <kind>: it goes to ..."``, or None when the kind is expected."""
+    if kind == expected:
+        return None
+    names: dict[Kind, str] = {
+        "evalset": "an evalset",
+        "eval_config": "an eval config",
+        "traces": "a trace file",
+    }
+    return f"not {names[expected]} but {_WHERE[kind]}"
