@@ -95,6 +95,34 @@ def test_without_goldens_reference_criteria_are_not_evaluated() -> None:
     assert "FAILED" not in stdout
 
 
+def test_nothing_to_score_is_not_a_pass(tmp_path: Path) -> None:
+    """A CI gate that scored nothing exits 2 and says why, instead of 0 "no failures"."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    code, stdout, err = run("replay", str(empty), "--output", str(tmp_path / "r.jsonl"))
+    assert code == 2
+    assert "0 scored" in stdout  # the report still comes
+    assert "error: empty input: no spans, log records or recorded runs were found" in err
+    assert (tmp_path / "r.jsonl").read_bytes() == b""
+    # Spans, but no agent among them (e.g. only HTTP spans: agent instrumentation off).
+    http = tmp_path / "http.json"
+    span = {
+        "traceId": "ab" * 16,
+        "spanId": "cd" * 8,
+        "name": "GET /health",
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+    }
+    http.write_bytes(orjson.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    code, _, err = run("replay", str(http), "-q")
+    assert code == 2
+    assert "no agent invocation in 1 trace(s) (1 span(s)); nothing to score" in err
+    # Misplaced input: all its records bad, nothing scored.
+    code, _, err = run("replay", str(EXAMPLES / "eval_config.json"), "-q")
+    assert code == 2
+    assert "ADK eval config (criteria): `tracescore replay` takes it as --config" in err
+
+
 def test_config_and_golden_mistakes_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "eval_config.json"
     bad.write_text('{"criteria": {"respons_match_score": 0.8}}')

@@ -261,6 +261,10 @@ def test_bad_fields_are_located_errors(span: dict[str, Any], message: str, decod
         ({"hello": 1}, "not an OTLP document"),
         ({"eval_set_id": "s", "eval_cases": []}, "not an OTLP document but an ADK evalset"),
         ({"evalSetId": "s", "evalCases": []}, "tracescore replay` reads it as goldens"),
+        (
+            {"criteria": {"safety_v1": 0.8}},
+            "but an ADK eval config (criteria): `tracescore replay` takes it as --config",
+        ),
     ],
 )
 def test_malformed_documents_are_located_errors(doc: Any, message: str, decode: Decode) -> None:

@@ -23,7 +23,7 @@ from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.exceptions import TraceFormatError, TracescoreError
 from tracescore.goldens import golden_files, load_goldens
-from tracescore.importer import bulk_gc, paused_gc
+from tracescore.importer import ImportStats, bulk_gc, paused_gc
 from tracescore.judge.config import build_judge
 from tracescore.replay import read_runs, results_jsonl, score_runs
 from tracescore.report import junit_xml, print_judge_usage, print_report
@@ -93,7 +93,7 @@ def replay_command(
     """Score exported traces (or evalsets of recorded runs) against goldens, like adk eval.
 
     Exit codes: 0 no evaluated criterion failed; 1 some criterion FAILED (a CI gate);
-    2 usage error, unreadable input or invalid config/goldens.
+    2 usage error, unreadable input, invalid config/goldens, or no invocation to score.
     """
     err = stderr()
     reporter = Reporter(err, quiet=True)
@@ -155,6 +155,11 @@ def replay_command(
             print_judge_usage(judge, Console(highlight=False))
     if result.stats.bad_records:
         err.print(f"bad records: {result.stats.bad_records} (skipped)", markup=False)
+    if not result.invocations:
+        # A gate that scored nothing must not pass: an empty export, or traces from an
+        # agent whose instrumentation is off, would otherwise read as "no failures".
+        err.print(f"error: {_nothing_to_score(result.stats)}", markup=False)
+        raise SystemExit(2)
     if pushgateway:  # after the report: a gateway that is down loses nothing else
         try:
             push_results(result.invocations, criteria, url=pushgateway, job=pushgateway_job)
@@ -162,6 +167,15 @@ def replay_command(
             err.print(f"error: {exc}", markup=False)
             raise SystemExit(2) from None
     raise SystemExit(1 if result.failed else 0)
+
+
+def _nothing_to_score(stats: ImportStats) -> str:
+    if not stats.spans and not stats.logs:
+        return "empty input: no spans, log records or recorded runs were found; nothing to score"
+    return (
+        f"no agent invocation in {stats.traces} trace(s) ({stats.spans} span(s)); nothing "
+        "to score (is the agent's instrumentation on?)"
+    )
 
 
 def _configured_criteria(ctx: click.Context, config_path: str | None) -> list[Criterion]:

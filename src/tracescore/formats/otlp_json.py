@@ -33,6 +33,7 @@ import logging
 from collections.abc import Callable
 from typing import Final
 
+from tracescore.documents import identify
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.anyvalue import (
     json_any_value,
@@ -153,6 +154,14 @@ def _document(doc: object, batch: Batch, *, wrapped: bool) -> None:
                 origin,
                 "not an OTLP document but an ADK evalset: `tracescore replay` reads it "
                 "as goldens (--goldens) or as recorded runs to score (a PATH)",
+            )
+        )
+    elif identify(doc) == "eval_config":
+        batch.errors.append(
+            located_error(
+                origin,
+                "not an OTLP document but an ADK eval config (criteria): "
+                "`tracescore replay` takes it as --config",
             )
         )
     elif doc:
