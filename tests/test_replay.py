@@ -123,6 +123,27 @@ def test_nothing_to_score_is_not_a_pass(tmp_path: Path) -> None:
     assert "ADK eval config (criteria): `tracescore replay` takes it as --config" in err
 
 
+def test_dash_writes_the_output_to_stdout_and_the_report_to_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "results.jsonl"
+    assert run(*REPLAY_ARGS, "--output", str(file), "-q")[0] == 1
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)  # where a file named "-" used to appear
+    code, stdout, err = run(*REPLAY_ARGS, "--output", "-")
+    assert code == 1  # the examples' verdicts: some criteria fail
+    assert stdout == file.read_text()  # exactly the JSON Lines, nothing else
+    assert "FAILED" in err and "cases:" in err  # the report, out of the way of the JSON
+    code, stdout, err = run(*REPLAY_ARGS, "--junit", "-", "-q")
+    assert code == 1
+    assert ET.fromstring(stdout).tag == "testsuites"
+    code, _, err = run(*REPLAY_ARGS, "--junit", "-", "--output", "-")
+    assert code == 2
+    assert "--output and --junit cannot both be - (stdout)" in err
+    assert list(cwd.iterdir()) == []
+
+
 def test_config_and_golden_mistakes_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "eval_config.json"
     bad.write_text('{"criteria": {"respons_match_score": 0.8}}')

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Final
 
 import click
@@ -48,8 +49,12 @@ _LATENCY_GC_THRESHOLD: Final = 700
     multiple=True,
     help="ADK evalset(s) (*.evalset.json, *.test.json, or a directory); repeatable.",
 )
-@option("--output", default=None, help="Write one JSON line per invocation here.")
-@option("--junit", default=None, help="Write a JUnit XML report here.")
+@option(
+    "--output",
+    default=None,
+    help="Write one JSON line per invocation here (- for stdout: the report then goes to stderr).",
+)
+@option("--junit", default=None, help="Write a JUnit XML report here (- for stdout, as --output).")
 @option("--detailed", is_flag=True, help="Per-invocation rows in the report.")
 @idle_records_option
 @jobs_option("importing large plain JSON Lines inputs")
@@ -97,13 +102,17 @@ def replay_command(
     """
     err = stderr()
     reporter = Reporter(err, quiet=True)
+    if output == "-" and junit == "-":
+        raise click.UsageError("--output and --junit cannot both be - (stdout)")
+    # With a machine-readable output on stdout, the report must not mix into it.
+    report_to_stderr = "-" in (output, junit)
     try:
         criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
         # Checked now, loaded after the import (see read_runs: forked workers run slower
         # beside a large evalset), so a mistyped path still fails before any work.
         golden_paths = golden_files(list(goldens))
         for path in (output, junit):
-            if path:
+            if path and path != "-":
                 check_output(path)  # a mistyped directory fails before the work, too
         judge = None
         if any(c.judged for c in criteria):
@@ -140,9 +149,9 @@ def replay_command(
                 golden_sets = load_goldens(golden_paths)
             result = score_runs(runs, criteria, goldens=golden_sets, judge=judge)
         if output:
-            write_file(output, results_jsonl(result))
+            _write(output, results_jsonl(result))
         if junit:
-            write_file(junit, junit_xml(result))
+            _write(junit, junit_xml(result))
     except TraceFormatError as exc:
         err.print(f"bad record (--strict): {exc.located()}", markup=False)
         raise SystemExit(2) from None
@@ -150,9 +159,10 @@ def replay_command(
         err.print(f"error: {exc}", markup=False)
         raise SystemExit(2) from None
     if not quiet:
-        print_report(result, Console(highlight=False), detailed=detailed)
+        console = Console(highlight=False, stderr=report_to_stderr)
+        print_report(result, console, detailed=detailed)
         if judge is not None:
-            print_judge_usage(judge, Console(highlight=False))
+            print_judge_usage(judge, console)
     if result.stats.bad_records:
         err.print(f"bad records: {result.stats.bad_records} (skipped)", markup=False)
     if not result.invocations:
@@ -167,6 +177,15 @@ def replay_command(
             err.print(f"error: {exc}", markup=False)
             raise SystemExit(2) from None
     raise SystemExit(1 if result.failed else 0)
+
+
+def _write(path: str, data: bytes) -> None:
+    """``data`` to the file ``path`` (atomically), or to stdout for ``-``."""
+    if path != "-":
+        write_file(path, data)
+        return
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 def _nothing_to_score(stats: ImportStats) -> str:
