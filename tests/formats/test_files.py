@@ -315,6 +315,10 @@ def test_expand_paths_directories_globs_and_stdin(
     assert expand_paths(["**/*.gz"]) == ["b/c/3.gz"]
     assert expand_paths(["b"]) == ["b/1.jsonl", "b/2.jsonl", "b/c/3.gz"]
     assert expand_paths([".hidden.jsonl"]) == [".hidden.jsonl"]  # named explicitly
+    # One file under two spellings (or through a link) is read once, as first named.
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "a.json")
+    assert expand_paths(["b/1.jsonl", "./b/1.jsonl", str(tmp_path / "b/1.jsonl")]) == ["b/1.jsonl"]
+    assert expand_paths(["a.json", "link.jsonl", "-", "-"]) == ["a.json", "-"]
     with pytest.raises(InputError, match=r"nope\.jsonl: no such file or directory"):
         expand_paths(["a.json", "nope.jsonl"])
     with pytest.raises(InputError, match=r"\*.parquet: no file matches"):

@@ -348,6 +348,19 @@ def test_duplicate_eval_id_within_one_file(tmp_path: Path) -> None:
         load_goldens([str(path)])
 
 
+def test_one_file_named_twice_is_loaded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A directory and a file in it (or two spellings of a path) used to clash with itself:
+    # "duplicate eval case 'paris'".
+    (tmp_path / "a.evalset.json").write_text(REFERENCE_MINIMAL)
+    monkeypatch.chdir(tmp_path)
+    named = [str(tmp_path), "a.evalset.json", "./a.evalset.json"]
+    assert golden_files(named) == [str(tmp_path / "a.evalset.json")]
+    [gset] = load_goldens(named)
+    assert [c.eval_id for c in gset.cases] == ["paris"]
+
+
 def test_same_eval_id_in_two_eval_sets_is_allowed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

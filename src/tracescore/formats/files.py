@@ -76,7 +76,8 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
             matches, or a directory without files.
 
     """
-    found: dict[str, None] = {}
+    # Keyed by the real path: `traces/` and `./traces/a.jsonl` name one file, read once.
+    found: dict[str, str] = {}
     for path in paths:
         if path == "-":
             matches = ["-"]
@@ -94,8 +95,9 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
             raise InputError(f"{path}: no such file or directory")
         if not matches:
             raise InputError(f"{path}: no files in this directory")
-        found.update(dict.fromkeys(matches))
-    return list(found)
+        for match in matches:
+            found.setdefault(match if match == "-" else os.path.realpath(match), match)
+    return list(found.values())
 
 
 def _expand_one(path: str) -> list[str]:

@@ -30,6 +30,7 @@ and the conversion below, which stay the reference (same golden sets, same error
 from __future__ import annotations
 
 import logging
+import os
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from pathlib import Path
@@ -316,6 +317,19 @@ def _expand(path: str) -> list[str]:
     return [path]
 
 
+def _expand_all(paths: Sequence[str]) -> list[str]:
+    """Every file ``paths`` name, in order, each once.
+
+    A file named twice (a directory and a file in it, two spellings of one path) is one
+    file, not a clash of its own eval ids.
+    """
+    found: dict[str, str] = {}
+    for path in paths:
+        for f in _expand(path):
+            found.setdefault(os.path.realpath(f), f)
+    return list(found.values())
+
+
 def golden_files(paths: Sequence[str]) -> list[str]:
     """The goldens files ``paths`` name (a directory: its evalsets), each one readable.
 
@@ -326,7 +340,7 @@ def golden_files(paths: Sequence[str]) -> list[str]:
         ConfigError: A directory holds no evalset, or a file cannot be opened.
 
     """
-    files = [f for path in paths for f in _expand(path)]
+    files = _expand_all(paths)
     for f in files:
         try:
             with open(f, "rb"):
@@ -348,7 +362,7 @@ def load_goldens(paths: Sequence[str]) -> list[GoldenSet]:
             pair appears twice (both files are named).
 
     """
-    sets = [load_golden_file(f) for path in paths for f in _expand(path)]
+    sets = [load_golden_file(f) for f in _expand_all(paths)]
     seen: dict[tuple[str, str], str] = {}
     sets_of: dict[str, set[str]] = defaultdict(set)
     for gset in sets:
