@@ -60,7 +60,10 @@ class ServeOptions:
             if port is not None and (isinstance(port, bool) or not 0 <= port <= 65535):
                 raise ConfigError(f"serve: {name} must be 0-65535 or None, got {port!r}")
         if self.grpc_port is None and self.http_port is None:
-            raise ConfigError("serve: both grpc_port and http_port are None: nothing to listen on")
+            raise ConfigError(
+                "serve: both listeners are off (grpc_port and http_port None, or -1 on the "
+                "command line): nothing to listen on"
+            )
         if self.grpc_port is not None and self.grpc_port != 0 and self.grpc_port == self.http_port:
             raise ConfigError(f"serve: grpc_port and http_port are both {self.grpc_port}")
         if self.auth_token is not None and not _is_token(self.auth_token):
