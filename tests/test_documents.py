@@ -43,6 +43,7 @@ def test_identify_lines_reads_the_first_line() -> None:
     assert identify_lines(TRACE_FILE.read_text()) == "traces"
     assert identify_lines(b"\n  {oops\n") is None
     assert where_it_goes("traces", "traces") is None
+    assert where_it_goes(None, "evalset") is None
 
 
 def test_goldens_loader_names_a_trace_file_or_an_eval_config(tmp_path: Path) -> None:

@@ -50,9 +50,9 @@ def identify_lines(raw: bytes | str) -> Kind | None:
         return None
 
 
-def where_it_goes(kind: Kind, expected: Kind) -> str | None:
-    """``"not <expected> but <kind>: it goes to ..."``, or None when the kind is expected."""
-    if kind == expected:
+def where_it_goes(kind: Kind | None, expected: Kind) -> str | None:
+    """``"not <expected> but <kind>: it goes to ..."``; None when it is that, or unknown."""
+    if kind is None or kind == expected:
         return None
     names: dict[Kind, str] = {
         "evalset": "an evalset",

@@ -96,11 +96,9 @@ def load_eval_config(path: str | Path | None) -> list[Criterion]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        kind = identify_lines(raw)
-        hint = where_it_goes(kind, "eval_config") if kind else None
+        hint = where_it_goes(identify_lines(raw), "eval_config")
         raise ConfigError(f"{where}: {hint or f'invalid JSON: {exc}'}") from None
-    kind = identify(data)
-    hint = where_it_goes(kind, "eval_config") if kind else None
+    hint = where_it_goes(identify(data), "eval_config")
     if hint:
         raise ConfigError(f"{where}: {hint}")
     return criteria_from_config(data, source=where)

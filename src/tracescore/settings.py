@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -77,13 +77,13 @@ class ReplaySettings(_Section):
 
 
 #: Keys whose command parameter has another name: section -> {key: parameter}.
-_PARAMETERS: dict[str, dict[str, str]] = {
+_PARAMETERS: Final[dict[str, dict[str, str]]] = {
     "import": {"format": "fmt"},
     "replay": {"eval_config": "config_path"},
     "serve": {"drain_timeout_s": "drain_timeout", "request_timeout_s": "request_timeout"},
 }
 #: Command parameters that the file sets from another section than the command's own.
-_FROM_SECTION: dict[tuple[str, str], str] = {
+_FROM_SECTION: Final[dict[tuple[str, str], str]] = {
     ("serve", "goldens"): "live.goldens",
     ("serve", "config_path"): "live.eval_config",
 }

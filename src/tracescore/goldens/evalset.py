@@ -230,8 +230,7 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
         # (not on every load: a 33 MB file's str costs ~25 ms).
         if isinstance(text, bytes):
             _check_utf8(text, source)
-        kind = identify_lines(text)
-        hint = where_it_goes(kind, "evalset") if kind else None
+        hint = where_it_goes(identify_lines(text), "evalset")
         if hint:
             raise ConfigError(f"{source}: {hint}") from None
         raise ConfigError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
@@ -247,8 +246,7 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
         eval_id = _stem(source)
         case = _old_format_case(turns, eval_id)
         return GoldenSet(path=source, eval_set_id=eval_id, cases=(case,), format="test_json")
-    kind = identify(data)
-    hint = where_it_goes(kind, "evalset") if kind else None
+    hint = where_it_goes(identify(data), "evalset")
     if hint:
         raise ConfigError(f"{source}: {hint}")
     if not isinstance(data, dict):
