@@ -59,7 +59,7 @@ _LATENCY_GC_THRESHOLD: Final = 700
 @idle_records_option
 @jobs_option("importing large plain JSON Lines inputs")
 @option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
-@option("-q", "--quiet", is_flag=True, help="No report on stdout.")
+@option("-q", "--quiet", is_flag=True, help="No report (on stdout, or stderr when an output is -).")
 @judge_options
 @option(
     "--pushgateway",
