@@ -110,6 +110,12 @@ def test_agentflow_spellings() -> None:
             "give ignore_args or check_args, not both",
         ),
         ({"criterion": {}}, "cfg.json: criterion: unknown key"),
+        (
+            # An alias and its name are one criterion: results are keyed by name.
+            {"criteria": {"rouge_match": 0.8, "response_match_score": 0.5}},
+            "cfg.json: criteria.response_match_score: the same criterion as "
+            "criteria.rouge_match (response_match_score); give it once",
+        ),
     ],
 )
 def test_mistakes_name_file_and_key(tmp_path: Path, data: object, message: str) -> None:

@@ -16,6 +16,7 @@ and what is allowed; an unknown criterion lists the known ones and the closest m
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -79,7 +80,7 @@ class _EvalConfig(BaseModel):
     timeout: float | None = None
 
 
-def load_eval_config(path: str | Path | None) -> list[Criterion]:
+def load_eval_config(path: str | os.PathLike[str] | None) -> list[Criterion]:
     """The criteria of an ADK eval config file (ADK's defaults when ``path`` is None).
 
     Raises:
@@ -117,6 +118,9 @@ def criteria_from_config(data: object, *, source: str) -> list[Criterion]:
         raise ConfigError(f"{source}: {_first_error(exc)}") from None
     agentflow = _looks_like_agentflow(config)
     out: list[Criterion] = []
+    # Results, outputs and metrics are keyed by criterion name: an alias and its name
+    # (rouge_match, response_match_score) in one config would overwrite each other.
+    keys_of: dict[str, str] = {}
     for name, entry in config.criteria.items():
         key = f"criteria.{name}"
         if agentflow and name in NAME_CLASHES:
@@ -132,6 +136,12 @@ def criteria_from_config(data: object, *, source: str) -> list[Criterion]:
         options = _options(entry, source=source, key=key)
         if options.enabled is False:
             continue
+        if cls.name in keys_of:
+            raise ConfigError(
+                f"{source}: {key}: the same criterion as {keys_of[cls.name]} ({cls.name});"
+                " give it once"
+            )
+        keys_of[cls.name] = key
         out.append(_build(cls, options, source=source, key=key))
     return out
 
