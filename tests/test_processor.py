@@ -394,3 +394,46 @@ def test_the_event_loop_runs_while_a_backlog_is_scored(
     r.outcomes()
     assert scored_when_loop_ran == [engine_module._SCORE_STEP]  # after one step
     assert submitted[0] == backlog
+
+
+def test_criteria_as_a_mapping_and_goldens_as_a_path(make: Make, tmp_path: Path) -> None:
+    write_goldens(
+        tmp_path, {"paris": (PARIS, [("get_weather", {"city": "Paris"})], "It is 21C in Paris.")}
+    )
+    tracer, proc = make(criteria={"tool_trajectory_avg_score": 1.0}, goldens=tmp_path)
+    run_agent(tracer)
+    assert proc.force_flush(10_000)
+    ev = "tracescore_evaluations_total"
+    labels = {"agent": "weather_agent", "criterion": "tool_trajectory_avg_score"}
+    assert value(proc.registry, ev, **labels, status="passed") == 1
+    # The informational criteria are added to those given, as on every replay.
+    counted = {
+        name: value(
+            proc.registry, ev, agent="weather_agent", criterion=name, status="informational"
+        )
+        for name in ("tool_call_count_v1", "token_usage_v1")
+    }
+    assert counted == {"tool_call_count_v1": 1, "token_usage_v1": 1}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"criteria": ["response_match_score"]}, TypeError, "criteria[0]: expected a Criterion"),
+        ({"goldens": [{"eval_set_id": "x"}]}, TypeError, "goldens[0]: expected a GoldenSet"),
+        ({"sampling": {"judged_rate": 0.5}}, TypeError, "sampling: expected SamplingPolicy"),
+        ({"options": {"idle_s": 1}}, TypeError, "options: expected LiveOptions"),
+        ({"registry": "default"}, TypeError, "registry: expected CollectorRegistry"),
+        ({"judge": object()}, TypeError, "judge: expected JudgeClient"),
+        ({"metrics_port": "9464"}, TypeError, "metrics_port: expected an int port, got str"),
+        ({"metrics_port": 70000}, ValueError, "metrics_port: 70000 is not a port"),
+    ],
+)
+def test_wrong_arguments_are_refused_by_name(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    threads = set(threading.enumerate())
+    with pytest.raises(error) as err:
+        ScoringSpanProcessor(**kwargs)
+    assert str(err.value).startswith(message)
+    assert set(threading.enumerate()) <= threads  # refused before any thread or server

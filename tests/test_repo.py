@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 import tracescore
+from tracescore.criteria import informational_criteria
+from tracescore.processor import ScoringSpanProcessor
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,3 +58,38 @@ def test_readme_own_criterion_example_runs_as_written() -> None:
     assert crit.evaluate(EvalContext(actual=thanked)).status == "passed"
     rude = Invocation(trace_id="t", invocation_id="i", final_response="Bye.")
     assert crit.evaluate(EvalContext(actual=rude)).status == "failed"
+
+
+def test_readme_processor_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's ScoringSpanProcessor code, run beside the bundled example files."""
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk.trace import TracerProvider
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    [code] = [
+        b
+        for b in re.findall(r"```python\n(.+?)```", text, re.S)
+        if "processor = ScoringSpanProcessor(" in b
+    ]
+    # The relative paths it names are those of examples/; any free port instead of 9464.
+    monkeypatch.chdir(ROOT / "examples")
+    tracer_provider, logger_provider = TracerProvider(), LoggerProvider()
+    namespace: dict[str, object] = {
+        "tracer_provider": tracer_provider,
+        "logger_provider": logger_provider,
+    }
+    exec(
+        compile(code.replace("metrics_port=9464", "metrics_port=0"), "README.md", "exec"), namespace
+    )
+    processor = namespace["processor"]
+    try:
+        assert isinstance(processor, ScoringSpanProcessor)
+        assert [c.name for c in processor.scorer.criteria] == [
+            "tool_trajectory_avg_score",
+            "response_match_score",
+            *(c.name for c in informational_criteria()),
+        ]
+        assert processor.metrics_port
+    finally:
+        tracer_provider.shutdown()
+        logger_provider.shutdown()

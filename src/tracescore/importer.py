@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import BinaryIO, Final
@@ -21,6 +21,7 @@ from tracescore.exceptions import TraceFormatError
 from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.model import Invocation
+from tracescore.path_args import Paths
 from tracescore.trajectory import build_invocations
 
 __all__ = [
@@ -229,7 +230,7 @@ def trace_invocations(
 
 
 def import_paths(
-    paths: Sequence[str],
+    paths: Paths,
     stats: ImportStats,
     *,
     strict: bool = False,
@@ -240,11 +241,14 @@ def import_paths(
 ) -> Iterator[Invocation]:
     """Read trace files (files, directories, globs, ``-``) and yield their invocations.
 
+    ``paths`` is one path or an iterable of them (``str`` or :class:`os.PathLike`).
+
     ``model_context`` as in :func:`invocations_from_batches`.
 
     Raises:
         InputError: a path matches nothing or cannot be read.
         TraceFormatError: the first bad record, when ``strict``.
+        TypeError: ``paths`` is not a path or an iterable of paths.
 
     """
     files = expand_paths(paths)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,9 +32,15 @@ from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from prometheus_client import CollectorRegistry, start_http_server
 
-from tracescore.criteria import Criterion, informational_criteria
-from tracescore.eval_config import load_eval_config
-from tracescore.goldens import GoldenSet
+from tracescore.arguments import (
+    CriteriaArg,
+    GoldensArg,
+    criteria_argument,
+    expect_type,
+    goldens_argument,
+    port_argument,
+    with_informational,
+)
 from tracescore.live.engine import LiveEngine, LiveOptions
 from tracescore.live.scorer import LiveScorer
 from tracescore.sampling import SamplingPolicy
@@ -54,9 +60,11 @@ class ScoringSpanProcessor(SpanProcessor):
     """Scores the agent runs of the provider it is attached to.
 
     Args:
-        criteria: The criteria (default: ADK's defaults, as with no ``eval_config``),
-            the informational ones are added.
-        goldens: Golden evalsets for the reference criteria.
+        criteria: Criterion objects, a ``{name: threshold}`` mapping as in an eval
+            config's ``criteria``, or the path of an eval config (default: ADK's
+            defaults, as with no eval config). Informational criteria not among them
+            are added, as every replay reports them.
+        goldens: Golden sets, or goldens paths (files or directories) to read.
         sampling: Which invocations and criteria to score.
         judge: Judge client for LLM-judged criteria.
         registry: Where the metrics go (default: a new registry, never the global one).
@@ -69,13 +77,18 @@ class ScoringSpanProcessor(SpanProcessor):
         window_s: Rolling window of ``tracescore_score_mean``.
         clock: Monotonic seconds (tests drive the windows with a fake clock).
 
+    Raises:
+        TypeError: an argument is of none of the types it takes (the message names it).
+        ValueError: two criteria have the same name, or a port or window is out of range.
+        ConfigError: an eval config or goldens path is unreadable or invalid.
+
     """
 
     def __init__(
         self,
-        criteria: Sequence[Criterion] | None = None,
+        criteria: CriteriaArg | None = None,
         *,
-        goldens: Sequence[GoldenSet] = (),
+        goldens: GoldensArg = (),
         sampling: SamplingPolicy | None = None,
         judge: JudgeClient | None = None,
         registry: CollectorRegistry | None = None,
@@ -86,13 +99,25 @@ class ScoringSpanProcessor(SpanProcessor):
         window_s: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if criteria is None:
-            criteria = [*load_eval_config(None), *informational_criteria()]
+        # Checked here, at the call that got them, not as AttributeErrors from within.
+        chosen = with_informational(criteria_argument(criteria))
+        golden_sets = goldens_argument(goldens)
+        if sampling is not None:
+            expect_type(sampling, SamplingPolicy, "sampling")
+        if options is not None:
+            expect_type(options, LiveOptions, "options")
+        if registry is not None:
+            expect_type(registry, CollectorRegistry, "registry")
+        if judge is not None:
+            from tracescore.judge.client import JudgeClient  # noqa: PLC0415 - given, so loaded
+
+            expect_type(judge, JudgeClient, "judge")
+        metrics_port = port_argument(metrics_port, "metrics_port")
         self.registry = registry if registry is not None else CollectorRegistry()
         self.scorer = LiveScorer.build(
-            criteria,
+            chosen,
             registry=self.registry,
-            goldens=goldens,
+            goldens=golden_sets,
             sampling=sampling,
             judge=judge,
             events=events,

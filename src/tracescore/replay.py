@@ -13,6 +13,13 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from tracescore.arguments import (
+    CriteriaArg,
+    GoldensArg,
+    criteria_argument,
+    expect_type,
+    goldens_argument,
+)
 from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
 from tracescore.criteria import Criterion
 from tracescore.exceptions import TraceFormatError
@@ -22,6 +29,7 @@ from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.judge.client import JudgeClient
 from tracescore.model import Invocation, group_conversations
 from tracescore.parallel import import_parallel, parallel_parts, resolve_jobs
+from tracescore.path_args import Paths
 from tracescore.scoring import (
     CaseResult,
     InvocationResult,
@@ -60,10 +68,10 @@ def _is_evalset(path: str) -> bool:
 
 
 def replay(
-    paths: Sequence[str],
-    criteria: Sequence[Criterion],
+    paths: Paths,
+    criteria: CriteriaArg | None,
     *,
-    goldens: Sequence[GoldenSet] = (),
+    goldens: GoldensArg = (),
     strict: bool = False,
     idle_records: int | None = None,
     on_error: Callable[[TraceFormatError], None] | None = None,
@@ -76,16 +84,27 @@ def replay(
     above 1 and a large evalset, call those two yourself and load the goldens in between
     (see :func:`read_runs`), as ``tracescore replay`` does.
 
+    ``paths`` is one path or several. ``criteria`` are scored as given: Criterion
+    objects, a ``{name: threshold}`` mapping, an eval config path, or None for ADK's
+    defaults; unlike ``tracescore replay``, the informational criteria are not added
+    (:func:`tracescore.arguments.with_informational` adds them). ``goldens`` are golden
+    sets or goldens paths.
+
     Raises:
         InputError: a path cannot be read.
-        ConfigError: an evalset among the inputs is invalid.
+        ConfigError: an evalset among the inputs, the eval config or the goldens are
+            invalid.
         TraceFormatError: the first bad record, with ``strict``.
+        TypeError: an argument is of none of the types it takes (the message names it).
+        ValueError: two criteria have the same name.
 
     """
+    chosen = criteria_argument(criteria)
+    golden_sets = goldens_argument(goldens)
     runs = read_runs(
-        paths, criteria, strict=strict, idle_records=idle_records, on_error=on_error, jobs=jobs
+        paths, chosen, strict=strict, idle_records=idle_records, on_error=on_error, jobs=jobs
     )
-    return score_runs(runs, criteria, goldens=goldens, judge=judge)
+    return score_runs(runs, chosen, goldens=golden_sets, judge=judge)
 
 
 @dataclass(slots=True)
@@ -97,7 +116,7 @@ class ActualRuns:
 
 
 def read_runs(
-    paths: Sequence[str],
+    paths: Paths,
     criteria: Sequence[Criterion],
     *,
     strict: bool = False,
@@ -123,8 +142,11 @@ def read_runs(
         InputError: a path cannot be read.
         ConfigError: an evalset among the inputs is invalid.
         TraceFormatError: the first bad record, with ``strict``.
+        TypeError: ``paths`` are not paths, or ``criteria`` not Criterion objects.
+        ValueError: two criteria have the same name.
 
     """
+    criteria = criteria_argument(criteria)
     files = expand_paths(paths)
     trace_files = [f for f in files if not _is_evalset(f)]
     actual: list[Invocation] = []
@@ -169,7 +191,15 @@ def score_runs(
     goldens: Sequence[GoldenSet] = (),
     judge: JudgeClient | None = None,
 ) -> ReplayResult:
-    """Group ``runs`` into conversations, match them to ``goldens``, score, summarise."""
+    """Group ``runs`` into conversations, match them to ``goldens``, score, summarise.
+
+    Raises:
+        TypeError: ``criteria`` are not Criterion objects, or ``goldens`` not golden sets.
+        ValueError: two criteria have the same name.
+
+    """
+    criteria = criteria_argument(criteria)
+    goldens = [expect_type(g, GoldenSet, f"goldens[{i}]") for i, g in enumerate(goldens)]
     turns = [i for i in runs.invocations if i.parent_tool_span_id is None]
     conversations = group_conversations(turns)
     match = golden_matcher(GoldenIndex(goldens))

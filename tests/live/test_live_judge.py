@@ -153,7 +153,15 @@ def test_evaluation_events_are_tied_to_the_root_span() -> None:
             provider.shutdown()
     records = [r.log_record for r in exporter.get_finished_logs()]
     names = sorted(str(r.attributes["gen_ai.evaluation.name"]) for r in records)  # type: ignore[index]
-    assert names == ["safety_v1", "tool_trajectory_avg_score"]
+    # The informational criteria are added to those given, as every replay reports them.
+    assert names == [
+        "inference_call_count_v1",
+        "invocation_duration_v1",
+        "safety_v1",
+        "token_usage_v1",
+        "tool_call_count_v1",
+        "tool_trajectory_avg_score",
+    ]
     assert {f"{r.trace_id:032x}" for r in records} == {trace_id}
     assert all(r.event_name == "gen_ai.evaluation.result" for r in records)
     assert not any("4111" in str(r.attributes) for r in records)  # no content by default

@@ -77,7 +77,8 @@ def test_turns_of_one_conversation_match_their_golden_turns(tmp_path: Path) -> N
     finally:
         provider.shutdown()
     ev = total(proc.registry, "tracescore_evaluations_total", "status")
-    assert ev == {"passed": 2}  # turn 2 matched "two-turns" (Paris), not "other" (Rome)
+    # Turn 2 matched "two-turns" (Paris), not "other" (Rome); 4 informational per turn.
+    assert ev == {"passed": 2, "informational": 8}
 
 
 def test_trace_outcome_priority() -> None:

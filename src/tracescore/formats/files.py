@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 import zlib
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import BinaryIO, Final, Protocol
@@ -40,6 +40,7 @@ from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
+from tracescore.path_args import Paths, path_list, real_path
 from tracescore.spans import Origin
 
 __all__ = ["READ_BUFFER", "expand_paths", "is_json_lines", "read_file", "read_json_lines"]
@@ -64,21 +65,23 @@ READ_BUFFER: Final = 1 << 20
 _STREAM_ERRORS: Final = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
-def expand_paths(paths: Sequence[str]) -> list[str]:
+def expand_paths(paths: Paths) -> list[str]:
     """The files named by command-line arguments, in order, each once.
 
     An argument is ``"-"`` (stdin), a file, a directory (its files, recursively, sorted,
     skipping hidden files and directories), or a glob pattern (``*``, ``?``, ``[...]``;
-    ``**`` spans directories) whose matches are expanded the same way.
+    ``**`` spans directories) whose matches are expanded the same way. One path alone is
+    one argument (:func:`~tracescore.path_args.path_list`).
 
     Raises:
         InputError: an argument names nothing: a missing path, a pattern without
             matches, or a directory without files.
+        TypeError: ``paths`` is not a path or an iterable of paths.
 
     """
     # Keyed by the real path: `traces/` and `./traces/a.jsonl` name one file, read once.
     found: dict[str, str] = {}
-    for path in paths:
+    for path in path_list(paths):
         if path == "-":
             matches = ["-"]
         elif os.path.exists(path):
@@ -96,7 +99,7 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
         if not matches:
             raise InputError(f"{path}: no files in this directory")
         for match in matches:
-            found.setdefault(match if match == "-" else os.path.realpath(match), match)
+            found.setdefault(match if match == "-" else real_path(match), match)
     return list(found.values())
 
 

@@ -30,7 +30,6 @@ and the conversion below, which stay the reference (same golden sets, same error
 from __future__ import annotations
 
 import logging
-import os
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,6 +50,7 @@ from tracescore.goldens.cases import (
 )
 from tracescore.goldens.errors import validation_error
 from tracescore.model import AgentText, Invocation, ToolCall
+from tracescore.path_args import Paths, path_list, real_path
 
 __all__ = [
     "GoldenCase",
@@ -315,20 +315,20 @@ def _expand(path: str) -> list[str]:
     return [path]
 
 
-def _expand_all(paths: Sequence[str]) -> list[str]:
+def _expand_all(paths: Paths) -> list[str]:
     """Every file ``paths`` name, in order, each once.
 
     A file named twice (a directory and a file in it, two spellings of one path) is one
-    file, not a clash of its own eval ids.
+    file, not a clash of its own eval ids. One path alone is one path, not its characters.
     """
     found: dict[str, str] = {}
-    for path in paths:
+    for path in path_list(paths):
         for f in _expand(path):
-            found.setdefault(os.path.realpath(f), f)
+            found.setdefault(real_path(f), f)
     return list(found.values())
 
 
-def golden_files(paths: Sequence[str]) -> list[str]:
+def golden_files(paths: Paths) -> list[str]:
     """The goldens files ``paths`` name (a directory: its evalsets), each one readable.
 
     What :func:`load_goldens` reads, checked without parsing: a program with a long step
@@ -336,6 +336,7 @@ def golden_files(paths: Sequence[str]) -> list[str]:
 
     Raises:
         ConfigError: A directory holds no evalset, or a file cannot be opened.
+        TypeError: ``paths`` is not a path or an iterable of paths.
 
     """
     files = _expand_all(paths)
@@ -348,8 +349,10 @@ def golden_files(paths: Sequence[str]) -> list[str]:
     return files
 
 
-def load_goldens(paths: Sequence[str]) -> list[GoldenSet]:
+def load_goldens(paths: Paths) -> list[GoldenSet]:
     """Load goldens files; a directory contributes its ``*.evalset.json``/``*.test.json``.
+
+    ``paths`` is one path or an iterable of them (``str`` or :class:`os.PathLike`).
 
     Eval ids must be unique within an eval set, across all files. The same eval id in
     two different eval sets is allowed (logged): explicit matching then needs
@@ -358,6 +361,7 @@ def load_goldens(paths: Sequence[str]) -> list[GoldenSet]:
     Raises:
         ConfigError: A file is unreadable or invalid, or an ``(eval_set_id, eval_id)``
             pair appears twice (both files are named).
+        TypeError: ``paths`` is not a path or an iterable of paths.
 
     """
     sets = [load_golden_file(f) for f in _expand_all(paths)]
