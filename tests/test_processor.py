@@ -437,3 +437,28 @@ def test_wrong_arguments_are_refused_by_name(
         ScoringSpanProcessor(**kwargs)
     assert str(err.value).startswith(message)
     assert set(threading.enumerate()) <= threads  # refused before any thread or server
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReturnsAFloat(Criterion):
+    """A user's criterion with a bug: ``score`` returns a bare float, not a Score."""
+
+    name = "returns_a_float_for_test"
+    needs_model_context = False
+
+    def score(self, ctx: EvalContext) -> Score:
+        return 0.9  # type: ignore[return-value]  # the bug
+
+
+def test_a_criterion_returning_a_bare_number_costs_no_trace(make: Make) -> None:
+    # Its traces were all counted as dropped (the error escaped the scorer).
+    tracer, proc = make(criteria=[ReturnsAFloat(threshold=0.5), *criteria()])
+    run_agent(tracer)
+    assert proc.force_flush(10_000)
+    reg = proc.registry
+    assert total(reg, "tracescore_traces_total", "outcome") == {"no_golden": 1}
+    ev = "tracescore_evaluations_total"
+    broken = {"agent": "weather_agent", "criterion": "returns_a_float_for_test"}
+    assert value(reg, ev, **broken, status="not_evaluated") == 1
+    counts = {"agent": "weather_agent", "criterion": "tool_call_count_v1"}
+    assert value(reg, ev, **counts, status="informational") == 1

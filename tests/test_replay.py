@@ -348,3 +348,36 @@ def test_invocations_carry_the_model_context_only_when_a_criterion_reads_it(
     assert {r.results[-1].score for r in lean.invocations if r.outcome == "scored"} == {0.0}
     # The other criteria never read it: the same scores either way.
     assert [r.results[:-1] for r in lean.invocations] == [r.results[:-1] for r in full.invocations]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReturnsNaN(Criterion):
+    """A user's criterion with a bug: a NaN score, which would fail every threshold."""
+
+    name = "returns_nan_for_test"
+    needs_model_context = False
+
+    def score(self, ctx: EvalContext) -> Score:
+        return Score(value=float("nan"))
+
+
+def test_a_criterion_returning_nan_is_not_evaluated_and_the_rest_scores() -> None:
+    goldens = load_goldens([str(EXAMPLES / "goldens")])
+    plain = replay([str(EXAMPLES / "traces")], load_eval_config(None), goldens=goldens)
+    with_bug = replay(
+        [str(EXAMPLES / "traces")],
+        [*load_eval_config(None), ReturnsNaN(threshold=0.5)],
+        goldens=goldens,
+    )
+    reasons = {
+        r.reason
+        for res in with_bug.invocations
+        for r in res.results
+        if r.criterion == "returns_nan_for_test"
+    }
+    # Not-evaluable invocations keep their own reason; every scored one names the bug.
+    assert "criterion error: score nan is not a finite number" in reasons
+    assert all(
+        r is not None and ("content not captured" in r or "criterion error" in r) for r in reasons
+    )
+    assert [c.status for c in with_bug.cases] == [c.status for c in plain.cases]

@@ -70,6 +70,72 @@ def test_a_failing_criterion_becomes_data() -> None:
     assert result.reason == "criterion error: RuntimeError: boom"
 
 
+def returning(value: object, name: str = "returning_for_test") -> Criterion:
+    """A user's criterion whose ``score`` returns ``value`` as it is."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Returning(Criterion):
+        def score(self, ctx: EvalContext) -> Score:
+            return value  # type: ignore[return-value]  # what a user's code may do
+
+    Returning.name = name
+    return Returning(threshold=0.5)
+
+
+class Numpyish(float):
+    """A float subclass, as numpy.float64 is (its type is not float)."""
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (0.7, "criterion error: score() returned float, not a Score"),
+        (None, "criterion error: score() returned NoneType, not a Score"),
+        (Score(value=float("nan")), "criterion error: score nan is not a finite number"),
+        (Score(value=float("-inf")), "criterion error: score -inf is not a finite number"),
+        (Score(value="0.9"), "criterion error: score '0.9' is str, not a number"),  # type: ignore[arg-type]
+        (Score(value=[1.0]), "criterion error: score [1.0] is list, not a number"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_bad_score_is_not_evaluated_with_the_reason(value: object, reason: str) -> None:
+    # evaluate never raises: these raised AttributeError / TypeError (and a replay with
+    # them), or NaN failed every threshold and made every mean NaN.
+    result = returning(value).evaluate(EvalContext(actual=inv()))
+    assert (result.status, result.score, result.reason) == ("not_evaluated", None, reason)
+
+
+@pytest.mark.parametrize(
+    ("value", "status", "score"),
+    [
+        (True, "passed", 1.0),
+        (0, "failed", 0.0),
+        (3, "passed", 3.0),
+        (Numpyish(0.25), "failed", 0.25),
+    ],
+)
+def test_numbers_of_other_types_become_floats(value: object, status: str, score: float) -> None:
+    result = returning(Score(value=value, reason="r", details={"k": 1})).evaluate(  # type: ignore[arg-type]
+        EvalContext(actual=inv())
+    )
+    assert (result.status, result.score, result.reason, result.details) == (
+        status,
+        score,
+        "r",
+        {"k": 1},
+    )
+    assert type(result.score) is float
+
+
+def test_a_criterion_broken_on_every_run_logs_once(caplog: pytest.LogCaptureFixture) -> None:
+    crit = returning(0.7, name="logs_once_for_test")
+    ctx = EvalContext(actual=inv())
+    with caplog.at_level("DEBUG", logger="tracescore.criteria.base"):
+        for _ in range(5):
+            crit.evaluate(ctx)
+    levels = [r.levelname for r in caplog.records if "logs_once_for_test" in r.getMessage()]
+    assert levels == ["WARNING", "DEBUG", "DEBUG", "DEBUG", "DEBUG"]
+
+
 @pytest.mark.parametrize(
     ("match_type", "expected_score"), [("EXACT", 0.0), ("IN_ORDER", 1.0), ("ANY_ORDER", 1.0)]
 )

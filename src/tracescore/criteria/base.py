@@ -21,6 +21,8 @@ Built-ins register exactly like a user's own criterion (:mod:`.registry`).
 from __future__ import annotations
 
 import logging
+import math
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ __all__ = [
     "EvalStatus",
     "Score",
     "combine_statuses",
+    "criterion_error",
     "status_for",
 ]
 
@@ -160,8 +163,7 @@ class Criterion(ABC):
         try:
             score = self.score(ctx)
         except Exception as exc:  # a broken criterion must not cost the others
-            logger.warning("criterion %s failed", self.name, exc_info=True)
-            score = Score(value=None, reason=f"criterion error: {type(exc).__name__}: {exc}")
+            score = criterion_error(self.name, exc)
         return self._result(score)
 
     def evaluate_not_evaluable(self, reason: str) -> CriterionResult:
@@ -179,6 +181,12 @@ class Criterion(ABC):
         return score, status_for(score, self.threshold, informational=self.informational)
 
     def _result(self, score: Score) -> CriterionResult:
+        # One subtraction tells a finite float (x - x == 0.0) from NaN and infinities; the
+        # rest (another type, or not a Score at all) is a criterion's bug, made data here.
+        if not isinstance(score, Score) or (
+            (value := score.value) is not None and (type(value) is not float or value - value)
+        ):
+            score = _checked(self.name, score)
         return CriterionResult(
             criterion=self.name,
             version=self.version,
@@ -188,3 +196,46 @@ class Criterion(ABC):
             reason=score.reason,
             details=score.details,
         )
+
+
+#: (criterion, kind of error) already logged with details: a criterion broken for every
+#: invocation logs once at WARNING, then at DEBUG; each result still carries its reason.
+_LOGGED: set[tuple[str, str]] = set()
+
+
+def _log_once(name: str, kind: str, message: str, *, exc_info: bool = False) -> None:
+    key = (name, kind)
+    level = logging.DEBUG if key in _LOGGED else logging.WARNING
+    _LOGGED.add(key)
+    logger.log(level, "criterion %s: %s", name, message, exc_info=exc_info)
+
+
+def criterion_error(name: str, exc: Exception) -> Score:
+    """NOT_EVALUATED for an exception raised by criterion ``name`` (logged once per type)."""
+    kind = type(exc).__name__
+    _log_once(name, kind, f"raised {kind}: {exc}", exc_info=True)
+    return Score(value=None, reason=f"criterion error: {kind}: {exc}")
+
+
+def _checked(name: str, score: object) -> Score:
+    """``score`` with a float value, or NOT_EVALUATED saying what the criterion got wrong.
+
+    Built-ins always return finite floats; a user's criterion may return a bare number,
+    an int, a numpy scalar, NaN, or a Score whose value is a string. Numbers become
+    floats. NaN, infinities and anything else are a criterion error, as an exception in
+    ``score`` is: a NaN would fail every threshold silently and poison the means.
+    """
+    if not isinstance(score, Score):
+        problem = f"score() returned {type(score).__name__}, not a Score"
+        _log_once(name, "not a Score", problem)
+        return Score(value=None, reason=f"criterion error: {problem}")
+    value: object = score.value  # annotated float | None; a user's code may put anything
+    if isinstance(value, numbers.Real):  # bool, int, fractions, numpy scalars
+        number = float(value)
+        if math.isfinite(number):
+            return Score(value=number, reason=score.reason, details=score.details)
+        problem = f"score {number} is not a finite number"
+    else:
+        problem = f"score {value!r} is {type(value).__name__}, not a number"
+    _log_once(name, "bad value", problem)
+    return Score(value=None, reason=f"criterion error: {problem}", details=score.details)

@@ -27,7 +27,14 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel
 
 from tracescore.conventions.messages import JsonValue
-from tracescore.criteria.base import NO_GOLDEN, Criterion, CriterionResult, EvalContext, Score
+from tracescore.criteria.base import (
+    NO_GOLDEN,
+    Criterion,
+    CriterionResult,
+    EvalContext,
+    Score,
+    criterion_error,
+)
 from tracescore.exceptions import JudgeError
 from tracescore.judge.client import JudgeClient
 from tracescore.judge.types import JudgeRequest
@@ -234,8 +241,7 @@ class JudgedCriterion(Criterion):
         except JudgeError as exc:
             score = Score(value=None, reason=exc.reason, details={"error": str(exc)})
         except Exception as exc:  # a broken criterion must not cost the others
-            logger.warning("criterion %s failed", self.name, exc_info=True)
-            score = Score(value=None, reason=f"criterion error: {type(exc).__name__}: {exc}")
+            score = criterion_error(self.name, exc)
         return self._result(score)
 
 
