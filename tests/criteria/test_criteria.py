@@ -259,3 +259,81 @@ def test_user_criteria_register_like_builtins() -> None:
 
     with pytest.raises(ValueError, match="already registered"):
         register_criterion()(SameName)
+
+
+def defined(name: object, *, with_score: bool = True) -> type[Criterion]:
+    """A new Criterion class named ``name`` (module and qualname alike on every call)."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Defined(Criterion):
+        def score(self, ctx: EvalContext) -> Score:
+            return Score(value=1.0)
+
+    if not with_score:
+        Defined.__abstractmethods__ = frozenset({"score"})
+    if name is not None:
+        Defined.name = name  # type: ignore[assignment]  # what a user may write
+    return Defined
+
+
+def test_registering_works_with_or_without_parentheses() -> None:
+    bare = register_criterion(defined("bare_decorator_for_test"))
+    assert criterion_class("bare_decorator_for_test") is bare
+    called = register_criterion(aliases=("called_alias_for_test",))(defined("called_for_test"))
+    assert criterion_class("called_alias_for_test") is called
+
+
+def test_the_same_definition_again_replaces_the_first() -> None:
+    # A notebook cell run twice, or a reloaded module: the same module and qualified name.
+    first = register_criterion(defined("redefined_for_test"))
+    second = register_criterion(defined("redefined_for_test"))
+    assert first is not second
+    assert criterion_class("redefined_for_test") is second
+
+
+def test_a_name_taken_by_another_class_names_its_owner() -> None:
+    with pytest.raises(ValueError, match="already registered") as err:
+        register_criterion(defined("response_match_score"))
+    assert str(err.value) == (
+        "criterion name 'response_match_score' is already registered by "
+        "tracescore.criteria.text.ResponseMatchScore"
+    )
+    with pytest.raises(ValueError, match="'rouge_match' is already registered by "):
+        register_criterion(aliases=("rouge_match",))(defined("alias_clash_for_test"))
+    with pytest.raises(ConfigError):
+        criterion_class("alias_clash_for_test")  # nothing half-registered
+
+
+@pytest.mark.parametrize(
+    ("cls", "error", "message"),
+    [
+        (int, TypeError, "register_criterion: <class 'int'> is not a Criterion subclass"),
+        (
+            defined(None),
+            TypeError,
+            "register_criterion: defined.<locals>.Defined has no name (the class attribute "
+            "configs and metrics use, e.g. name = 'politeness')",
+        ),
+        (
+            defined(""),
+            ValueError,
+            "register_criterion: defined.<locals>.Defined: '' is not a criterion name "
+            "(non-empty, printable, no spaces)",
+        ),
+        (defined("two words"), ValueError, "'two words' is not a criterion name"),
+        (defined(3), ValueError, "3 is not a criterion name"),
+        (
+            defined("no_score_for_test", with_score=False),
+            TypeError,
+            "register_criterion: defined.<locals>.Defined does not implement score",
+        ),
+    ],
+)
+def test_what_cannot_be_a_criterion_is_refused_at_registration(
+    cls: type, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as err:
+        register_criterion(cls)
+    assert message in str(err.value)
+    # An empty name once made every later name look taken (its lookup matched "").
+    register_criterion(defined("registered_after_a_refusal_for_test"))
