@@ -462,7 +462,10 @@ def check_file_archive(config: Mapping[str, Any]) -> list[str]:
         if cfg.get("format", "json") != "json":
             problems.append(f"{cid}: format must be json (JSON Lines)")
         if cfg.get("compression"):
-            problems.append(f"{cid}: compression turns JSON Lines into length-prefixed frames")
+            problems.append(
+                f"{cid}: compression turns JSON Lines into length-prefixed frames"
+                " (read on one process, not split across CPUs)"
+            )
         if not str(cfg.get("path", "")).endswith(".jsonl"):
             problems.append(f"{cid}: path should end in .jsonl")
         rotation = cfg.get("rotation")

@@ -370,4 +370,5 @@ def test_rejects_undocumented_env_vars_and_bad_tail_sampling() -> None:
     archive["exporters"]["file/archive"]["compression"] = "zstd"
     assert cc.check_file_archive(archive) == [
         "file/archive: compression turns JSON Lines into length-prefixed frames"
+        " (read on one process, not split across CPUs)"
     ]

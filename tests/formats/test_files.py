@@ -10,10 +10,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+import zstandard
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk.trace import ReadableSpan
 from otlp_helpers import (
+    length_prefixed,
     logs_to_otlp_json,
     logs_to_proto_file_bytes,
     spans_to_otlp_json_lines,
@@ -26,6 +28,7 @@ from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
 from tracescore.formats.files import expand_paths, read_file, read_json_lines
 from tracescore.formats.sdk import from_readable_span
+from tracescore.formats.zstd import ZstdError, ZstdFrames, decompress_bounded
 from tracescore.spans import Origin
 
 
@@ -327,10 +330,109 @@ def test_expand_paths_directories_globs_and_stdin(
         expand_paths(["empty"])
 
 
-def test_zstd_is_refused_with_a_clear_error(tmp_path: Path) -> None:
-    path = _write(tmp_path / "traces.jsonl.zst", b"\x28\xb5\x2f\xfd" + b"\x00" * 16)
-    with pytest.raises(InputError, match="zstd-compressed input is not supported"):
-        list(read_file(path))
+# --- zstd: whole files and the file exporter's per-message compression ------------------
+
+
+def _zstd_frames(data: bytes, frame: int) -> bytes:
+    """``data`` as concatenated zstd frames of ``frame`` bytes each, as the Collector's
+    native compression writes with rotation (one frame per write)."""
+    compressor = zstandard.ZstdCompressor()
+    return b"".join(compressor.compress(data[i : i + frame]) for i in range(0, len(data), frame))
+
+
+def test_zstd_json_lines_in_one_or_many_frames(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)
+    plain = ("\n".join(lines) + "\n").encode()
+    for frame in (len(plain), 100):  # 100: frames end mid-line
+        path = _write(tmp_path / f"traces-{frame}.jsonl.zst", _zstd_frames(plain, frame))
+        batches = list(read_file(path))
+        assert [b.origin for b in batches] == [Origin(path, n) for n in (1, 2, 3)]
+        assert _span_ids(batches) == _expected_ids(sdk_spans)
+    stream = zstandard.ZstdCompressor().compressobj()  # a streamed frame, size unknown
+    streamed = stream.compress(plain) + stream.flush()
+    assert _span_ids(read_file("-", stdin=io.BytesIO(streamed))) == _expected_ids(sdk_spans)
+
+
+def test_zstd_length_prefixed_protobuf(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
+    data = zstandard.ZstdCompressor().compress(spans_to_proto_file_bytes(sdk_spans, batch_size=5))
+    assert _span_ids(read_file(_write(tmp_path / "p.zst", data))) == _expected_ids(sdk_spans)
+
+
+def test_truncated_zstd_is_a_located_error(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=1)
+    data = _zstd_frames(("\n".join(lines) + "\n").encode(), 2000)
+    batches = list(read_file(_write(tmp_path / "cut.zst", data[: len(data) // 2])))
+    *good, last = batches
+    assert good
+    assert all(not b.errors for b in good)
+    [error] = last.errors
+    assert "compressed data is corrupt or truncated" in error.detail
+    assert "truncated" in error.detail
+    assert error.path == str(tmp_path / "cut.zst")
+
+
+def test_corrupt_zstd_is_a_located_error(tmp_path: Path) -> None:
+    [batch] = read_file(_write(tmp_path / "bad.zst", b"\x28\xb5\x2f\xfd" + b"\xff" * 32))
+    [error] = batch.errors
+    assert "compressed data is corrupt or truncated: invalid zstd data" in error.detail
+
+
+def test_per_message_zstd_of_protobuf_and_json(
+    tmp_path: Path, sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
+) -> None:
+    # The file exporter with `compression: zstd`: each message compressed on its own,
+    # length-prefixed; `format: proto` gives protobuf, `format: json` OTLP JSON.
+    compress = zstandard.ZstdCompressor().compress
+    proto = [
+        encode_spans(sdk_spans[:5]).SerializeToString(),
+        encode_spans(sdk_spans[5:]).SerializeToString(),
+    ]
+    path = _write(tmp_path / "proto.zst.bin", length_prefixed(compress(m) for m in proto))
+    batches = list(read_file(path))
+    assert [b.origin for b in batches] == [Origin(path, 1), Origin(path, 2)]
+    assert _span_ids(batches) == _expected_ids(sdk_spans)
+    json_messages = [
+        *spans_to_otlp_json_lines(sdk_spans, batch_size=5),
+        logs_to_otlp_json(sdk_logs),
+    ]
+    path = _write(
+        tmp_path / "json.zst.bin", length_prefixed(compress(m.encode()) for m in json_messages)
+    )
+    batches = list(read_file(path))
+    assert [b.origin for b in batches] == [Origin(path, n) for n in (1, 2, 3, 4)]
+    assert _span_ids(batches) == _expected_ids(sdk_spans)
+    assert [len(b.logs) for b in batches] == [0, 0, 0, 3]
+
+
+def test_a_corrupt_zstd_message_is_one_error_and_the_next_is_read(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    compress = zstandard.ZstdCompressor().compress
+    good = compress(encode_spans(sdk_spans[:3]).SerializeToString())
+    cut = good[: len(good) // 2]
+    path = _write(
+        tmp_path / "m.bin", length_prefixed([good, cut, b"\x28\xb5\x2f\xfd" + b"\xff" * 32, good])
+    )
+    batches = list(read_file(path))
+    assert [len(b.spans) for b in batches] == [3, 0, 0, 3]
+    assert [b.errors[0].line for b in batches[1:3]] == [2, 3]
+    assert "truncated" in batches[1].errors[0].detail
+    assert "invalid zstd data" in batches[2].errors[0].detail
+
+
+def test_zstd_output_is_bounded() -> None:
+    # 16 KB that inflate to 500 MB: refused near the limit, not after inflating it all.
+    bomb = zstandard.ZstdCompressor().compress(b"\x00" * (500 << 20))
+    assert len(bomb) < 32 << 10
+    with pytest.raises(ZstdError, match="more than 1048576 bytes"):
+        decompress_bounded(bomb, 1 << 20)
+    out = bytearray()
+    rest = ZstdFrames().decompress_into(bomb, out, 1 << 20)
+    assert 1 << 20 <= len(out) <= (1 << 20) + (64 << 15)  # one 64-byte slice over at most
+    assert rest
+    assert decompress_bounded(zstandard.ZstdCompressor().compress(b"x" * 100), 100) == b"x" * 100
 
 
 def test_reading_json_never_imports_protobuf(tmp_path: Path) -> None:
@@ -349,6 +451,7 @@ from tracescore.formats.files import read_file
 spans = [s for b in read_file({str(path)!r}) for s in b.spans]
 assert len(spans) == 1, spans
 assert "google.protobuf" not in sys.modules, "protobuf imported for JSON"
+assert "zstandard" not in sys.modules, "zstandard imported for JSON"
 list(read_file({str(pb)!r}))
 assert "google.protobuf" in sys.modules
 """

@@ -556,8 +556,8 @@ def check_batch(batch: object, *, path: str | None = None) -> None:
 def read_bytes(data: bytes, *, path: str = "-") -> list[Batch]:
     """Every batch :func:`read_file` makes of ``data`` (read as stdin), checked.
 
-    ``InputError`` (input that cannot be read at all, e.g. zstd) is documented: it ends
-    the file and yields what was read before it.
+    ``InputError`` (input that cannot be read at all) is documented: it ends the file and
+    yields what was read before it.
     """
     batches: list[Batch] = []
     try:

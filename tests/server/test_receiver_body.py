@@ -6,9 +6,10 @@ import asyncio
 import gzip
 import tracemalloc
 import zlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import pytest
+import zstandard
 
 from tracescore.server.body import (
     BodyTooLarge,
@@ -118,18 +119,59 @@ def test_content_length_check() -> None:
             check_content_length(bad, LIMIT)
 
 
-def test_gzip_bomb_costs_at_most_the_limit_in_memory() -> None:
-    limit = 4 * 1024 * 1024
+def _gzip_bomb() -> bytes:
     packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     block = bytes(1024 * 1024)
-    bomb = b"".join([*(packer.compress(block) for _ in range(200)), packer.flush()])
-    chunks = Chunks(_split(bomb, 64 * 1024))
+    return b"".join([*(packer.compress(block) for _ in range(200)), packer.flush()])
+
+
+def _zstd_bomb() -> bytes:
+    return zstandard.ZstdCompressor(level=19).compress(bytes(500 * 1024 * 1024))
+
+
+@pytest.mark.parametrize(
+    ("encoding", "make", "chunk"), [("gzip", _gzip_bomb, 64 * 1024), ("zstd", _zstd_bomb, 1024)]
+)
+def test_a_bomb_costs_at_most_about_the_limit_in_memory(
+    encoding: str, make: Callable[[], bytes], chunk: int
+) -> None:
+    limit = 4 * 1024 * 1024
+    bomb = make()  # 200 MB (gzip, ~200 KB) or 500 MB (zstd, ~16 KB) of zeros
+    chunks = Chunks(_split(bomb, chunk))
     tracemalloc.start()
     try:
         with pytest.raises(BodyTooLarge):
-            read(chunks, "gzip", limit=limit)
+            read(chunks, encoding, limit=limit)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 2 * limit + 1024 * 1024, f"peak {peak / 1e6:.1f} MB for 200 MB inflated"
-    assert chunks.pulled < len(_split(bomb, 64 * 1024))
+    assert peak < 2 * limit + 1024 * 1024, f"peak {peak / 1e6:.1f} MB"
+    assert chunks.pulled < len(_split(bomb, chunk))  # stopped before the end
+
+
+# --- zstd (otlphttp's `compression: zstd`) ----------------------------------------------
+
+
+def test_zstd_is_held_to_the_limit_after_decompression() -> None:
+    compress = zstandard.ZstdCompressor().compress
+    assert read(compress(b"y" * LIMIT), "zstd")[0] == b"y" * LIMIT
+    assert read(compress(b"first ") + compress(b"second"), "zstd", size=5)[0] == b"first second"
+    assert read(b"", "zstd") == (b"", 0)
+    packed = compress(b"y" * (LIMIT + 1))
+    assert len(packed) < LIMIT
+    with pytest.raises(BodyTooLarge, match="decompressed"):
+        read(packed, "zstd")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"plain text", "invalid compressed body"),
+        (zstandard.ZstdCompressor().compress(b"z" * 100)[:-3], "truncated"),
+        (b"\x28\xb5\x2f\xfd" + b"\xff" * 32, "invalid compressed body"),
+    ],
+    ids=["not-zstd", "truncated", "bad-frame-header"],
+)
+def test_bad_zstd_is_malformed(body: bytes, message: str) -> None:
+    with pytest.raises(MalformedBody, match=message):
+        read(body, "zstd")

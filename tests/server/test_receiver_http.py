@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import httpx
 import pytest
+import zstandard
 from google.rpc.status_pb2 import Status
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -124,6 +125,25 @@ def test_deflate_encoding_is_accepted(
     response = client.post(f"{server.http_url}/v1/traces", content=body, headers=headers)
     assert response.status_code == 200
     assert len(intake.spans) == len(spans)
+
+
+def test_zstd_encoding_is_accepted(
+    server: ServerThread, intake: ListIntake, client: httpx.Client, spans: list[ReadableSpan]
+) -> None:
+    # The Collector's otlphttp exporter with `compression: zstd`.
+    body = zstandard.ZstdCompressor().compress(encode_spans(spans).SerializeToString())
+    headers = {**PROTOBUF, "Content-Encoding": "zstd"}
+    response = client.post(f"{server.http_url}/v1/traces", content=body, headers=headers)
+    assert response.status_code == 200
+    assert len(intake.spans) == len(spans)
+    cut = {**PROTOBUF, "Content-Encoding": "zstd"}
+    response = client.post(f"{server.http_url}/v1/traces", content=body[:-4], headers=cut)
+    assert response.status_code == 400
+    assert (
+        "truncated" in response.json()["message"]
+        if response.headers["content-type"].startswith("application/json")
+        else b"truncated" in response.content
+    )
 
 
 def test_large_gzip_request_is_decoded_in_the_worker(

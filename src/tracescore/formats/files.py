@@ -2,7 +2,9 @@
 
 The format of a file is told from its content, never its name (REFERENCE.md section 6):
 
-* gzip (magic bytes ``1f 8b``): decompressed while streaming, then any format below;
+* gzip (magic bytes ``1f 8b``) or zstd (``28 b5 2f fd``; what ``zstd`` writes, and the
+  Collector ``file`` exporter with its ``exporter.file.nativeCompression`` gate):
+  decompressed while streaming, then any format below;
 * JSON Lines, as the Collector ``file`` exporter writes with ``format: json``: one OTLP
   export request per line, trace and log lines mixed, blank lines ignored. Read line by
   line in binary mode, so memory is bounded by the longest line. Each line is one batch
@@ -13,11 +15,14 @@ The format of a file is told from its content, never its name (REFERENCE.md sect
   JSON Lines with a bad first line). Such a file is read whole, so its size bounds memory;
 * 4-byte big-endian length-prefixed OTLP protobuf messages (``format: proto``): one batch
   per message, located at ``path:N`` for the N-th message; a truncated tail, or a length
-  over 256 MiB (not such a file, or a corrupt one), is one error and ends the file.
+  over 256 MiB (not such a file, or a corrupt one), is one error and ends the file. With
+  the exporter's ``compression: zstd`` each message is zstd-compressed on its own, and
+  holds protobuf or (``format: json``) one OTLP JSON document; a corrupt one is one error
+  and the next message is read.
 
 A file starting (after whitespace or a UTF-8 BOM) with ``{`` or ``[`` is JSON; anything
 else is length-prefixed protobuf (its first byte is the high byte of a message length,
-so ``0x00`` for any message under 16 MiB). zstd is not supported.
+so ``0x00`` for any message under 16 MiB).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
+from tracescore.formats.zstd import MAGIC as ZSTD_MAGIC
+from tracescore.formats.zstd import ZstdError, ZstdReader, decompress_bounded
 from tracescore.path_args import Paths, path_list, real_path
 from tracescore.spans import Origin
 
@@ -50,7 +57,7 @@ logger = logging.getLogger(__name__)
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 #: First two bytes of a zstd frame (28 b5 2f fd); as a protobuf length prefix they would
 #: announce a 680 MB message, so nothing valid is mistaken for it.
-_ZSTD_MAGIC: Final = b"\x28\xb5"
+_ZSTD_HEAD: Final = ZSTD_MAGIC[:2]
 _BOM: Final = b"\xef\xbb\xbf"
 _JSON_FIRST_BYTES: Final = frozenset(b" \t\r\n{[\xef")
 _MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
@@ -61,8 +68,8 @@ _MESSAGE_CHARS: Final = 200
 #: 0.13-0.18 s for 487 MB, 3% of a one-process import).
 READ_BUFFER: Final = 1 << 20
 
-# What a corrupt or truncated gzip stream raises while being read.
-_STREAM_ERRORS: Final = (EOFError, zlib.error, gzip.BadGzipFile)
+# What a corrupt or truncated gzip or zstd stream raises while being read.
+_STREAM_ERRORS: Final = (EOFError, zlib.error, gzip.BadGzipFile, ZstdError)
 
 
 def expand_paths(paths: Paths) -> list[str]:
@@ -163,13 +170,11 @@ def _read_stream(raw: _ByteStream, path: str) -> Iterator[Batch]:
         if head == _GZIP_MAGIC:
             logger.debug("%s: gzip-compressed", path)
             head, stream = _peek(gzip.GzipFile(fileobj=stream, mode="rb"))
+        if head == _ZSTD_HEAD:
+            logger.debug("%s: zstd-compressed", path)
+            head, stream = _peek(io.BufferedReader(ZstdReader(stream), READ_BUFFER))
         if not head:
             return
-        if head == _ZSTD_MAGIC:
-            raise InputError(
-                f"{path}: zstd-compressed input is not supported; decompress it first"
-                " (zstd -d) or have the Collector write without compression"
-            )
         if head[0] in _JSON_FIRST_BYTES:
             yield from _json_batches(stream, path, cursor)
         else:
@@ -377,6 +382,17 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
         if detail is not None:
             yield Batch(origin=origin, errors=[located_error(origin, detail)])
             return
+        if data[:4] == ZSTD_MAGIC:
+            # The file exporter's `compression: zstd`: each message compressed on its own,
+            # protobuf or (with `format: json`) one OTLP JSON document.
+            try:
+                data = decompress_bounded(data, _MAX_MESSAGE_BYTES)
+            except ZstdError as exc:
+                yield Batch(origin=origin, errors=[located_error(origin, str(exc))])
+                continue
+            if data.lstrip()[:1] == b"{":
+                yield _json_line(data, origin)
+                continue
         yield _decode_proto(data, origin=origin)
 
 

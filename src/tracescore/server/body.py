@@ -5,8 +5,10 @@ claims: ``Content-Length`` is checked up front (cheap refusal of an honest clien
 bytes are counted while they stream in, so an absent or false length changes nothing.
 A compressed body is inflated chunk by chunk with ``max_length`` capped at what is left of
 the limit, so a gzip bomb (100 MB of zeros in 100 KB) costs at most ``limit`` bytes of
-memory before it is refused. The whole body must arrive within a deadline, so a client
-trickling bytes (slow loris) cannot hold a request open for ever.
+memory before it is refused; zstd (``otlphttp``'s ``compression: zstd``) is fed in
+slices that cannot expand far past it (:class:`tracescore.formats.zstd.ZstdFrames`).
+The whole body must arrive within a deadline, so a client trickling bytes (slow loris)
+cannot hold a request open for ever.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import asyncio
 import zlib
 from collections.abc import AsyncIterable
 from typing import Final
+
+from tracescore.formats.zstd import ZstdError, ZstdFrames
 
 __all__ = [
     "SUPPORTED_ENCODINGS",
@@ -30,7 +34,7 @@ __all__ = [
 # Content-Encoding -> zlib wbits. "deflate" in HTTP is the zlib format (RFC 9110 8.4.1.2).
 _WBITS: Final = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
                  "deflate": zlib.MAX_WBITS}  # fmt: skip
-SUPPORTED_ENCODINGS: Final = ("gzip", "deflate", "identity")
+SUPPORTED_ENCODINGS: Final = ("gzip", "deflate", "zstd", "identity")
 
 
 class BodyError(Exception):
@@ -56,7 +60,7 @@ class MalformedBody(BodyError):
 
 
 class UnsupportedEncoding(BodyError):
-    """A ``Content-Encoding`` other than gzip, deflate or identity (HTTP 415)."""
+    """A ``Content-Encoding`` other than gzip, deflate, zstd or identity (HTTP 415)."""
 
     status = 415
 
@@ -97,7 +101,7 @@ async def read_body(
         The decoded body and the number of bytes read from the wire.
 
     Raises:
-        UnsupportedEncoding: an encoding other than gzip, deflate or identity; checked
+        UnsupportedEncoding: an encoding other than gzip, deflate, zstd or identity; checked
             before anything is read.
         BodyTooLarge: the limit was exceeded; reading stops right there.
         MalformedBody: the compressed data is corrupt or ends early.
@@ -118,12 +122,16 @@ async def _read_body(
 ) -> tuple[bytearray, int]:
     encoding = (content_encoding or "identity").strip().lower()
     wbits = _WBITS.get(encoding)
-    if wbits is None and encoding != "identity":
+    inflater: _Inflater | _ZstdInflater | None = None
+    if wbits is not None:
+        inflater = _Inflater(wbits, limit)
+    elif encoding == "zstd":
+        inflater = _ZstdInflater(limit)
+    elif encoding != "identity":
         raise UnsupportedEncoding(
             f"unsupported Content-Encoding {content_encoding!r}; "
             f"use one of {', '.join(SUPPORTED_ENCODINGS)}"
         )
-    inflater = None if wbits is None else _Inflater(wbits, limit)
     out = bytearray()
     received = 0
     async for chunk in chunks:
@@ -181,3 +189,29 @@ class _Inflater:
             )
         if self._member_started and not self._inflate.eof:
             raise MalformedBody("compressed body is truncated")
+
+
+class _ZstdInflater:
+    """Incremental zstd decoding into a bounded buffer (frames one after another)."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._frames = ZstdFrames()
+
+    def feed(self, data: bytes, out: bytearray) -> None:
+        try:
+            while data:
+                # One byte over the limit tells "exactly at the limit" from "over it".
+                data = self._frames.decompress_into(data, out, self._limit + 1)
+                if len(out) > self._limit:
+                    raise BodyTooLarge(
+                        f"decompressed request body exceeds the limit of {self._limit} bytes"
+                    )
+        except ZstdError as exc:
+            raise MalformedBody(f"invalid compressed body: {exc}") from None
+
+    def finish(self, out: bytearray) -> None:
+        try:
+            self._frames.check_complete()
+        except ZstdError as exc:
+            raise MalformedBody(f"compressed body is truncated: {exc}") from None
