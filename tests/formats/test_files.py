@@ -3,10 +3,12 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -301,6 +303,28 @@ def test_unreadable_paths_are_input_errors(tmp_path: Path) -> None:
         list(read_file(str(tmp_path / "missing.jsonl")))
     with pytest.raises(InputError, match="cannot open"):
         list(read_file(str(tmp_path)))
+
+
+def test_a_directory_that_cannot_be_listed_is_an_input_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # os.walk used to skip it silently, losing its files. Root lists any directory, so
+    # the refusal a non-root user would get (EACCES) comes from scandir for that one.
+    for name in ["top/a.jsonl", "top/locked/b.jsonl"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    locked = str(tmp_path / "top" / "locked")
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> Any:
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(InputError) as err:
+        expand_paths(str(tmp_path / "top"))
+    assert str(err.value) == f"{locked}: cannot list directory: Permission denied"
 
 
 def test_expand_paths_directories_globs_and_stdin(

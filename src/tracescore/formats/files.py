@@ -82,7 +82,8 @@ def expand_paths(paths: Paths) -> list[str]:
 
     Raises:
         InputError: an argument names nothing: a missing path, a pattern without
-            matches, or a directory without files.
+            matches, or a directory without files; or a directory (or one below it)
+            cannot be listed.
         TypeError: ``paths`` is not a path or an iterable of paths.
 
     """
@@ -114,10 +115,15 @@ def _expand_one(path: str) -> list[str]:
     if not os.path.isdir(path):
         return [path]
     files: list[str] = []
-    for top, dirs, names in os.walk(path):
+    for top, dirs, names in os.walk(path, onerror=_unlistable):
         dirs[:] = [name for name in dirs if not name.startswith(".")]
         files.extend(os.path.join(top, name) for name in names if not name.startswith("."))
     return sorted(files)
+
+
+def _unlistable(exc: OSError) -> None:
+    # os.walk skips a directory it cannot list without a word; its files would be lost.
+    raise InputError(f"{exc.filename}: cannot list directory: {exc.strerror or exc}") from exc
 
 
 def read_file(path: str, *, stdin: BinaryIO | None = None) -> Iterator[Batch]:

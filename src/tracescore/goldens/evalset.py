@@ -30,6 +30,7 @@ and the conversion below, which stay the reference (same golden sets, same error
 from __future__ import annotations
 
 import logging
+import os
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from pathlib import Path
@@ -306,13 +307,25 @@ def load_golden_file(path: str) -> GoldenSet:
 
 
 def _expand(path: str) -> list[str]:
-    p = Path(path)
-    if p.is_dir():
-        found = sorted({*p.rglob("*.evalset.json"), *p.rglob("*.test.json")}, key=str)
+    if os.path.isdir(path):
+        # os.walk rather than Path.rglob: rglob skips a directory it cannot list without
+        # a word, and the goldens in it would be missing from every verdict.
+        found = sorted(
+            os.path.join(top, name)
+            for top, _, names in os.walk(path, onerror=_unlistable)
+            for name in names
+            if name.endswith((".evalset.json", ".test.json"))
+        )
         if not found:
             raise ConfigError(f"{path}: no *.evalset.json or *.test.json files in this directory")
-        return [str(f) for f in found]
+        return found
     return [path]
+
+
+def _unlistable(exc: OSError) -> None:
+    raise ConfigError(
+        f"{exc.filename}: cannot list goldens directory: {exc.strerror or exc}"
+    ) from exc
 
 
 def _expand_all(paths: Paths) -> list[str]:
