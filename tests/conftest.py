@@ -8,9 +8,10 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +58,22 @@ def _no_network() -> Iterator[None]:
     finally:
         socket.socket.connect = _real_connect  # type: ignore[method-assign]
         socket.socket.connect_ex = _real_connect_ex  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def refuse_listing(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
+    """``refuse_listing(d)``: listing ``d`` fails with EACCES, as for a non-root user.
+
+    Root lists any directory (CI runs as root), so the refusal comes from ``os.scandir``,
+    which ``os.walk`` and ``Path.rglob`` both call, for that one directory.
+    """
+    real_scandir = os.scandir
+    refused: set[str] = set()
+
+    def scandir(path: Any = ".") -> Any:
+        if os.fspath(path) in refused:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return lambda directory: refused.add(str(directory))

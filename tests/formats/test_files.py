@@ -3,12 +3,10 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import os
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -306,25 +304,16 @@ def test_unreadable_paths_are_input_errors(tmp_path: Path) -> None:
 
 
 def test_a_directory_that_cannot_be_listed_is_an_input_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, refuse_listing: Callable[[Path], None]
 ) -> None:
-    # os.walk used to skip it silently, losing its files. Root lists any directory, so
-    # the refusal a non-root user would get (EACCES) comes from scandir for that one.
+    # os.walk used to skip it silently, losing its files.
     for name in ["top/a.jsonl", "top/locked/b.jsonl"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
-    locked = str(tmp_path / "top" / "locked")
-    real_scandir = os.scandir
-
-    def scandir(path: str) -> Any:
-        if os.fspath(path) == locked:
-            raise PermissionError(13, "Permission denied", locked)
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    refuse_listing(tmp_path / "top" / "locked")
     with pytest.raises(InputError) as err:
         expand_paths(str(tmp_path / "top"))
-    assert str(err.value) == f"{locked}: cannot list directory: Permission denied"
+    assert str(err.value) == f"{tmp_path}/top/locked: cannot list directory: Permission denied"
 
 
 def test_expand_paths_directories_globs_and_stdin(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -341,23 +341,14 @@ def test_directory_and_duplicate_eval_ids(tmp_path: Path) -> None:
 
 
 def test_a_goldens_directory_that_cannot_be_listed_is_a_config_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, refuse_listing: Callable[[Path], None]
 ) -> None:
-    # Path.rglob used to skip it silently, and its goldens were missing from every
-    # verdict. Root lists any directory: the EACCES a non-root user gets comes from
-    # scandir for that one directory here.
+    # Path.rglob used to skip it silently, and its goldens were missing from every verdict.
     (tmp_path / "a.evalset.json").write_text(REFERENCE_MINIMAL)
     locked = tmp_path / "locked"
     locked.mkdir()
     (locked / "b.evalset.json").write_text(REFERENCE_MINIMAL)
-    real_scandir = os.scandir
-
-    def scandir(path: str) -> Any:
-        if os.fspath(path) == str(locked):
-            raise PermissionError(13, "Permission denied", str(locked))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", scandir)
+    refuse_listing(locked)
     with pytest.raises(ConfigError) as err:
         load_goldens(str(tmp_path))
     assert str(err.value) == f"{locked}: cannot list goldens directory: Permission denied"
