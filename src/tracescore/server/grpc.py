@@ -46,6 +46,7 @@ from tracescore.server.decoding import (
 )
 from tracescore.server.metrics import Signal
 from tracescore.server.receiver import RETRY_AFTER_S, Receiver
+from tracescore.server.unserved import GRPC_SERVICES, UnservedLog, UnservedSignal, unserved_message
 from tracescore.spans import Origin
 
 __all__ = ["LogsService", "TraceService", "add_services", "create_grpc_server"]
@@ -86,7 +87,12 @@ def create_grpc_server(
 
 
 def add_services(server: Any, receiver: Receiver) -> None:
-    """Register both OTLP services on ``server`` (a ``grpc.aio.Server``), taking raw bytes."""
+    """Register both OTLP services on ``server`` (a ``grpc.aio.Server``), taking raw bytes.
+
+    The metrics and profiles services are registered too, to answer ``UNIMPLEMENTED``
+    with a message naming the misconfigured pipeline (:mod:`tracescore.server.unserved`)
+    rather than grpc's ``Method not found!``.
+    """
     for name, servicer, response in (
         (TRACE_SERVICE, TraceService(receiver), ExportTraceServiceResponse),
         (LOGS_SERVICE, LogsService(receiver), ExportLogsServiceResponse),
@@ -99,6 +105,26 @@ def add_services(server: Any, receiver: Receiver) -> None:
         server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(name, {"Export": handler}),)
         )
+    log = UnservedLog("grpc")
+    for name, signal in GRPC_SERVICES.items():
+        refuse = partial(_unserved, receiver, log, signal, f"{name}/Export")
+        handler = grpc.unary_unary_rpc_method_handler(refuse, request_deserializer=None)
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(name, {"Export": handler}),)
+        )
+
+
+async def _unserved(
+    receiver: Receiver,
+    log: UnservedLog,
+    signal: UnservedSignal,
+    method: str,
+    request: bytes,
+    context: ServicerContext,
+) -> None:
+    log(signal, method)
+    receiver.metrics.request("grpc", signal, grpc.StatusCode.UNIMPLEMENTED.name)
+    await context.abort(grpc.StatusCode.UNIMPLEMENTED, unserved_message(signal))
 
 
 class TraceService(trace_service_pb2_grpc.TraceServiceServicer):

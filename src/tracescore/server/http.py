@@ -39,6 +39,7 @@ from tracescore.server.decoding import (
 )
 from tracescore.server.metrics import Signal
 from tracescore.server.receiver import RETRY_AFTER_S, Receiver
+from tracescore.server.unserved import HTTP_PATHS, UnservedLog, UnservedSignal, unserved_message
 from tracescore.spans import Origin
 
 __all__ = ["build_http_app"]
@@ -54,8 +55,10 @@ _ENCODINGS: Final[dict[str, Encoding]] = {PROTOBUF: "protobuf", JSON: "json"}
 
 # google.rpc.Code values for the Status body of a failed request (google/rpc/code.proto):
 # INVALID_ARGUMENT 3, RESOURCE_EXHAUSTED 8 (also what grpc answers an oversized message
-# with, hence 413 too), INTERNAL 13, UNAVAILABLE 14, UNAUTHENTICATED 16.
-_RPC_CODES: Final = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 500: 13, 503: 14}
+# with, hence 413 too), UNIMPLEMENTED 12 (a signal not served, as over gRPC), INTERNAL 13,
+# UNAVAILABLE 14, UNAUTHENTICATED 16.
+_RPC_CODES: Final = {400: 3, 401: 16, 404: 12, 413: 8, 415: 3, 429: 8, 500: 13, 503: 14}
+_SERVED: Final = "POST /v1/traces, POST /v1/logs, GET /metrics, GET /healthz, GET /readyz"
 # Answered by nobody: the client went away mid-body (nginx's number, for the counter).
 _CLIENT_CLOSED: Final = 499
 
@@ -67,17 +70,25 @@ def build_http_app(receiver: Receiver, registry: CollectorRegistry) -> Starlette
     ``GET /metrics`` (``registry``; OpenMetrics when the scraper asks for it, which is
     what carries exemplars), ``GET /healthz`` (200 while the process serves),
     ``GET /readyz`` (200 when started, not draining and ``intake.ready()``, else 503).
-    Other methods on these paths get 405.
+    ``POST /v1/metrics`` and the profiles paths get 404 with a ``google.rpc.Status`` saying
+    that only traces and logs are received (:mod:`tracescore.server.unserved`). Other
+    methods on these paths get 405; other paths 404, listing the ones served.
     """
     endpoints = _Endpoints(receiver, registry)
+    unserved = [
+        Route(path, partial(endpoints.unserved, signal=signal), methods=["POST"])
+        for path, signal in HTTP_PATHS.items()
+    ]
     return Starlette(
         routes=[
             Route("/v1/traces", partial(endpoints.export, signal="traces"), methods=["POST"]),
             Route("/v1/logs", partial(endpoints.export, signal="logs"), methods=["POST"]),
+            *unserved,
             Route("/metrics", endpoints.metrics, methods=["GET"]),
             Route("/healthz", endpoints.healthz, methods=["GET"]),
             Route("/readyz", endpoints.readyz, methods=["GET"]),
-        ]
+        ],
+        exception_handlers={404: _not_found},
     )
 
 
@@ -85,6 +96,7 @@ class _Endpoints:
     def __init__(self, receiver: Receiver, registry: CollectorRegistry) -> None:
         self._receiver = receiver
         self._registry = registry
+        self._log_unserved = UnservedLog("http")
 
     async def export(self, request: Request, *, signal: Signal) -> Response:
         response = await self._export(request, signal)
@@ -94,15 +106,15 @@ class _Endpoints:
     async def _export(self, request: Request, signal: Signal) -> Response:
         receiver = self._receiver
         headers = request.headers
-        content_type = headers.get("content-type", "")
-        encoding = _ENCODINGS.get(content_type.partition(";")[0].strip().lower())
+        encoding = _encoding(request)
         if not receiver.authorized(headers.get("authorization")):
             return _error(
                 401, "missing or invalid bearer token", encoding, {"WWW-Authenticate": "Bearer"}
             )
         if encoding is None:
             return PlainTextResponse(
-                f"unsupported Content-Type {content_type!r}: use {PROTOBUF} or {JSON}",
+                f"unsupported Content-Type {headers.get('content-type', '')!r}: "
+                f"use {PROTOBUF} or {JSON}",
                 status_code=415,
             )
         limit = receiver.max_request_bytes
@@ -142,6 +154,11 @@ class _Endpoints:
             )
         return _success(signal, batch, encoding)
 
+    async def unserved(self, request: Request, *, signal: UnservedSignal) -> Response:
+        self._log_unserved(signal, f"POST {request.url.path}")
+        self._receiver.metrics.request("http", signal, "404")
+        return _error(404, unserved_message(signal), _encoding(request))
+
     async def metrics(self, request: Request) -> Response:
         encoder, content_type = choose_encoder(request.headers.get("accept", ""))
         # Scrape-time collectors may take locks shared with the scoring worker: keep
@@ -157,6 +174,17 @@ class _Endpoints:
         if reason is None:
             return PlainTextResponse("ready")
         return PlainTextResponse(reason, status_code=503)
+
+
+def _encoding(request: Request) -> Encoding | None:
+    content_type = request.headers.get("content-type", "")
+    return _ENCODINGS.get(content_type.partition(";")[0].strip().lower())
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    # Scanners and typos alike: DEBUG only, and not counted (the path is unbounded).
+    logger.debug("HTTP %s %s: no such endpoint", request.method, request.url.path)
+    return _error(404, f"no endpoint {request.url.path}; served: {_SERVED}", _encoding(request))
 
 
 def _success(signal: Signal, batch: Batch, encoding: Encoding) -> Response:

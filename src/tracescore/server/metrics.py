@@ -6,6 +6,8 @@ from typing import Literal, TypeAlias
 
 from prometheus_client import CollectorRegistry, Counter
 
+from tracescore.server.unserved import UnservedSignal
+
 __all__ = ["ReceiverMetrics", "Signal", "Transport"]
 
 Signal: TypeAlias = Literal["traces", "logs"]
@@ -19,6 +21,9 @@ class ReceiverMetrics:
     * ``tracescore_receiver_requests_total{transport, signal, code}``: one per answered
       export request; ``code`` is the HTTP status (``"200"``, ``"429"``, ...) or the gRPC
       status name (``"OK"``, ``"RESOURCE_EXHAUSTED"``, ...), a closed set either way.
+      Requests of the signals not served count here too (``signal="metrics"`` or
+      ``"profiles"``, ``code="404"`` or ``"UNIMPLEMENTED"``): a Collector pipeline that
+      sends them is misconfigured.
     * ``tracescore_receiver_request_bytes_total{transport, signal}``: request bodies as
       read (HTTP: on the wire, before decompression; gRPC: the message grpc handed us,
       after its own decompression).
@@ -50,7 +55,7 @@ class ReceiverMetrics:
             registry=registry,
         )
 
-    def request(self, transport: Transport, signal: Signal, code: str) -> None:
+    def request(self, transport: Transport, signal: Signal | UnservedSignal, code: str) -> None:
         """Count one answered request."""
         self._requests.labels(transport, signal, code).inc()
 
