@@ -129,3 +129,77 @@ def test_live_defaults_of_the_settings_file_are_the_engines() -> None:
 
     assert LiveSettings().options() == LiveOptions()
     assert set(LiveOptions.__dataclass_fields__) <= set(LiveSettings.model_fields)
+
+
+def test_a_byte_order_mark_does_not_break_toml(tmp_path: Path) -> None:
+    path = tmp_path / "tracescore.toml"
+    path.write_bytes(b"\xef\xbb\xbf[replay]\njobs = 3\n")  # what Notepad saves as "UTF-8"
+    assert load_settings(path).replay.jobs == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # A second section replaced the first whole: jobs was lost without a word.
+        (
+            "replay:\n  jobs: 1\nreplay:\n  strict: true\n",
+            "line 3, column 1: key 'replay' given twice (first on line 1)",
+        ),
+        ("sampling:\n  rate: 0.5\n  by: trace\n  rate: 1\n", "key 'rate' given twice"),
+        ("live:\n  criteria: {rouge_match: 0.5, rouge_match: 0.9}\n", "key 'rouge_match'"),
+    ],
+)
+def test_a_yaml_key_given_twice_is_refused_with_its_lines(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "tracescore.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_settings(path)
+    assert str(err.value).startswith(f"{path}: invalid YAML: ")
+    assert message in str(err.value)
+
+
+def test_yaml_merge_keys_may_still_be_overridden(tmp_path: Path) -> None:
+    path = tmp_path / "tracescore.yaml"
+    path.write_text("replay: &base\n  jobs: 1\n  strict: true\nimport:\n  <<: *base\n  jobs: 4\n")
+    settings = load_settings(path)
+    assert (settings.replay.jobs, settings.import_.jobs, settings.import_.strict) == (1, 4, True)
+
+
+def test_tilde_in_a_path_is_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    path = tmp_path / "conf" / "tracescore.toml"
+    path.parent.mkdir()
+    path.write_text(
+        '[judge]\ncache = "~/.cache/judge.sqlite"\n[replay]\ngoldens = ["~/g", "rel/g"]\n'
+    )
+    settings = load_settings(path)
+    # Not tmp_path/conf/~/.cache/...: a directory named "~" beside the file.
+    assert settings.judge.cache == str(home / ".cache" / "judge.sqlite")
+    assert settings.replay.goldens == [str(home / "g"), str(path.parent / "rel" / "g")]
+
+
+def test_one_string_where_a_list_goes_is_a_list_of_one(tmp_path: Path) -> None:
+    path = tmp_path / "tracescore.toml"
+    path.write_text(
+        '[replay]\ngoldens = "g/"\n[live]\ngoldens = "lg"\n'
+        '[sampling]\nagents = "weather"\nexclude_agents = "debug"\n'
+    )
+    settings = load_settings(path)
+    assert settings.replay.goldens == [str(tmp_path / "g/")]
+    assert settings.live.goldens == [str(tmp_path / "lg")]
+    assert settings.sampling.policy().agents == ("weather",)
+    assert settings.sampling.policy().exclude_agents == ("debug",)
+
+
+def test_duplicate_yaml_key_exits_2_from_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "tracescore.yaml"
+    path.write_text(f"replay:\n  goldens: [{EXAMPLES / 'goldens'}]\nreplay:\n  jobs: 1\n")
+    result = CliRunner().invoke(main, ["--settings", str(path), "replay", str(EXAMPLES / "traces")])
+    assert result.exit_code == 2
+    assert "key 'replay' given twice" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -17,8 +17,9 @@ Example (``tracescore.toml``)::
     [import]
     idle_records = 50000
 
-Paths are relative to the settings file. Mistakes name the file, the key and what is
-allowed.
+Paths are relative to the settings file, and ``~`` is the user's home directory, as in a
+shell. A key given twice is an error, in YAML as in TOML. Mistakes name the file, the key
+and what is allowed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from tracescore.config_fields import OneOrMany
 from tracescore.exceptions import ConfigError
 from tracescore.judge.config import JudgeSettings
 from tracescore.live.config import (
@@ -65,7 +67,7 @@ class ImportSettings(_Section):
 class ReplaySettings(_Section):
     """Defaults of ``tracescore replay``; ``criteria`` embeds an ADK ``criteria`` table."""
 
-    goldens: list[str] | None = None
+    goldens: OneOrMany | None = None
     eval_config: str | None = None
     criteria: dict[str, Any] | None = None
     output: str | None = None
@@ -135,15 +137,17 @@ def _parse(path: Path) -> object:
     data = path.read_bytes()
     if path.suffix.lower() == ".toml":
         try:
-            return tomllib.loads(data.decode("utf-8"))
+            # utf-8-sig: a byte-order mark (Windows editors write one) is not TOML's
+            # "invalid statement at line 1"; YAML allows it already.
+            return tomllib.loads(data.decode("utf-8-sig"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml  # noqa: PLC0415 - only YAML settings need it
+        from tracescore.yaml_strict import YAMLError, load_yaml  # noqa: PLC0415 - YAML only
 
         try:
-            return yaml.safe_load(data) or {}
-        except yaml.YAMLError as exc:
+            return load_yaml(data) or {}
+        except YAMLError as exc:
             raise ConfigError(f"{path}: invalid YAML: {exc}") from None
     raise ConfigError(f"{path}: settings must be .toml, .yaml or .yml")
 
@@ -201,9 +205,12 @@ def load_settings(path: str | Path) -> Settings:
 
 def _relative_to(settings: Settings, base: Path) -> Settings:
     def fix(value: str | None) -> str | None:
-        if value is None or value == "-" or Path(value).is_absolute():
+        if value is None or value == "-":
             return value
-        return str(base / value)
+        # A shell expands ~ in a flag; left alone here, `cache = "~/.cache/judge.db"`
+        # would create a directory named "~" beside the settings file.
+        path = Path(value).expanduser()
+        return str(path if path.is_absolute() else base / path)
 
     replay = settings.replay.model_copy(
         update={

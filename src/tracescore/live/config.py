@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tracescore.config_fields import OneOrMany
 from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.goldens import GoldenSet, load_goldens
@@ -71,7 +72,7 @@ class _Section(BaseModel):
 class LiveSettings(_Section):
     """``[live]``: criteria and goldens of live scoring, and the worker's bounds."""
 
-    goldens: list[str] | None = None
+    goldens: OneOrMany | None = None
     eval_config: str | None = None
     criteria: dict[str, Any] | None = None
     # Defaults are the engine's own (one place to change them); the file adds the checks.
@@ -100,8 +101,8 @@ class SamplingSettings(_Section):
     judged_rate: float = Field(default=0.1, ge=0, le=1)
     deterministic_rate: float = Field(default=1.0, ge=0, le=1)
     criteria: dict[str, float] = Field(default_factory=dict)
-    agents: list[str] = Field(default_factory=list)
-    exclude_agents: list[str] = Field(default_factory=list)
+    agents: OneOrMany = Field(default_factory=list)
+    exclude_agents: OneOrMany = Field(default_factory=list)
     attributes: dict[str, str] = Field(default_factory=dict)
     always_score_errors: bool = False
 
