@@ -29,6 +29,10 @@ EVAL_CONFIG = EXAMPLES / "eval_config.json"
         ({"resourceSpans": []}, "traces"),
         ({"resource_logs": []}, "traces"),
         ({"batches": []}, "traces"),  # Tempo
+        # tracescore's own JSON Lines: a result line has "criteria", yet no eval config.
+        ({"trace_id": "t", "outcome": "scored", "criteria": {}}, "results"),
+        ({"trace_id": "t", "tool_calls": [], "final_response": None}, "invocations"),
+        ({"trace_id": "t"}, None),
         ({"nothing": 1}, None),
         ([{"query": "q"}], None),  # an old-format test file is a list: not guessed
         ("text", None),

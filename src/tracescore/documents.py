@@ -3,7 +3,9 @@
 Users hand a replay three kinds of JSON: trace files (the PATHs), evalsets (``--goldens``)
 and eval configs (``--config``). Given in the wrong place, each used to fail on its first
 missing key (``missing required key eval_set_id``); the loaders now name what the file
-is and where it goes instead.
+is and where it goes instead. tracescore's own JSON Lines outputs (replay results,
+imported invocations) are recognised too: left in a traces directory, they used to be
+read as "an ADK eval config" (a result line has ``criteria``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import orjson
 
 __all__ = ["Kind", "identify", "identify_lines", "where_it_goes"]
 
-Kind = Literal["evalset", "eval_config", "traces"]
+Kind = Literal["evalset", "eval_config", "traces", "results", "invocations"]
 
 _EVALSET: Final = frozenset({"eval_set_id", "evalSetId", "eval_cases", "evalCases"})
 _TRACES: Final = frozenset({"resourceSpans", "resource_spans", "resourceLogs", "resource_logs"})
@@ -23,7 +25,12 @@ _WHERE: Final[dict[Kind, str]] = {
     "evalset": "an ADK evalset: it goes to --goldens (or is a PATH of recorded runs)",
     "eval_config": "an ADK eval config (criteria): it goes to --config",
     "traces": "an OTLP trace file: it is a PATH to score",
+    "results": "tracescore replay results (--output): they are not read back",
+    "invocations": "invocations written by `tracescore import --format jsonl`, not traces",
 }
+#: Every line tracescore writes as JSON Lines starts with this key (replay results and
+#: ``import --format jsonl`` alike); the next keys tell which.
+_OWN: Final = "trace_id"
 
 
 def identify(data: object) -> Kind | None:
@@ -35,6 +42,10 @@ def identify(data: object) -> Kind | None:
         return "evalset"
     if not _TRACES.isdisjoint(keys) or "batches" in keys:
         return "traces"
+    if _OWN in keys and "outcome" in keys and "criteria" in keys:
+        return "results"  # before eval_config: a result line has "criteria" too
+    if _OWN in keys and "tool_calls" in keys and "final_response" in keys:
+        return "invocations"
     if "criteria" in keys:
         return "eval_config"
     return None

@@ -265,6 +265,14 @@ def test_bad_fields_are_located_errors(span: dict[str, Any], message: str, decod
             {"criteria": {"safety_v1": 0.8}},
             "but an ADK eval config (criteria): `tracescore replay` takes it as --config",
         ),
+        (
+            {"trace_id": "t", "golden": None, "outcome": "scored", "criteria": {}},
+            "but a line of `tracescore replay --output` results",
+        ),
+        (
+            {"trace_id": "t", "user_content": "hi", "tool_calls": [], "final_response": "x"},
+            "but an invocation written by `tracescore import --format jsonl`",
+        ),
     ],
 )
 def test_malformed_documents_are_located_errors(doc: Any, message: str, decode: Decode) -> None:

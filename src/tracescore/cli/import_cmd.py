@@ -30,11 +30,12 @@ from tracescore.cli.app import (
     temp_beside,
 )
 from tracescore.cli.options import option
+from tracescore.cli.overwrite import input_files
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import TraceFormatError, TracescoreError
 from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
-from tracescore.formats.files import expand_paths, read_file
+from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
 from tracescore.model import Invocation, group_conversations
 from tracescore.parallel import Part, parallel_parts, resolve_jobs, write_jsonl_parallel
@@ -164,7 +165,7 @@ def import_command(
     stats = ImportStats()
     fmt = _format_for(output, fmt)
     try:
-        files = expand_paths(paths)
+        files = input_files(paths, {"--output": output}, console, quiet=quiet)
         stats.files = len(files)
         out, tmp = _open_output(output)
         parts = _parallel_parts(files, fmt=fmt, jobs=jobs, strict=strict, idle=idle_records)

@@ -20,6 +20,7 @@ from tracescore.cli.app import (
     write_file,
 )
 from tracescore.cli.options import option
+from tracescore.cli.overwrite import input_files
 from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.exceptions import TraceFormatError, TracescoreError
@@ -111,6 +112,13 @@ def replay_command(
         # Checked now, loaded after the import (see read_runs: forked workers run slower
         # beside a large evalset), so a mistyped path still fails before any work.
         golden_paths = golden_files(list(goldens))
+        files = input_files(
+            paths,
+            {"--output": output, "--junit": junit},
+            err,
+            quiet=quiet,
+            also={"a goldens file": golden_paths, "the eval config (--config)": [config_path]},
+        )
         for path in (output, junit):
             if path and path != "-":
                 check_output(path)  # a mistyped directory fails before the work, too
@@ -136,7 +144,7 @@ def replay_command(
             else bulk_gc(threshold=_LATENCY_GC_THRESHOLD, freeze_survivors=False)
         ):
             runs = read_runs(
-                paths,
+                files,
                 criteria,
                 strict=strict,
                 idle_records=idle_records,

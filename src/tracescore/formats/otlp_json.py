@@ -33,7 +33,7 @@ import logging
 from collections.abc import Callable
 from typing import Final
 
-from tracescore.documents import identify
+from tracescore.documents import Kind, identify
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.anyvalue import (
     json_any_value,
@@ -68,6 +68,15 @@ _SCOPE_LOGS: Final = ("scopeLogs", "scope_logs", "instrumentationLibraryLogs",
 _SCOPE: Final = ("scope", "instrumentationLibrary", "instrumentation_library")
 _WRAPPERS: Final = ("result", "trace")
 _TOP_LEVEL_KEYS: Final = frozenset((*_RESOURCE_SPANS, *_RESOURCE_LOGS, *_WRAPPERS))
+#: What a JSON document of another kind is told, by :func:`identify`'s kind.
+_NOT_TRACES: Final[dict[Kind | None, str]] = {
+    "eval_config": "not an OTLP document but an ADK eval config (criteria): "
+    "`tracescore replay` takes it as --config",
+    "results": "not an OTLP document but a line of `tracescore replay --output` results: "
+    "results are not traces, leave them out of the inputs",
+    "invocations": "not an OTLP document but an invocation written by `tracescore import "
+    "--format jsonl`: import and replay read the traces themselves",
+}
 
 _KINDS: Final = {"UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4,
                   "CONSUMER": 5}  # fmt: skip
@@ -156,14 +165,8 @@ def _document(doc: object, batch: Batch, *, wrapped: bool) -> None:
                 "as goldens (--goldens) or as recorded runs to score (a PATH)",
             )
         )
-    elif identify(doc) == "eval_config":
-        batch.errors.append(
-            located_error(
-                origin,
-                "not an OTLP document but an ADK eval config (criteria): "
-                "`tracescore replay` takes it as --config",
-            )
-        )
+    elif (kind := identify(doc)) in _NOT_TRACES:
+        batch.errors.append(located_error(origin, _NOT_TRACES[kind]))
     elif doc:
         keys = ", ".join(sorted(str(key) for key in doc)[:5])
         batch.errors.append(
