@@ -205,6 +205,51 @@ def test_hand_wrapped_document_whose_second_line_is_an_object(
     assert _span_ids([batch]) == _expected_ids(sdk_spans)
 
 
+def test_a_last_line_cut_mid_write_says_so(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
+    # A file the Collector is still writing: its last line stops mid-JSON, no newline.
+    first, second = spans_to_otlp_json_lines(sdk_spans, batch_size=4)[:2]
+    data = f"{first}\n{second[:-40]}".encode()
+    path = _write(tmp_path / "t.jsonl", data)
+    start = data.index(b"\n") + 1
+    for batches in (list(read_file(path)), list(read_json_lines(path, start, len(data), 2))):
+        [error] = batches[-1].errors
+        assert (error.path, error.line) == (path, 2)
+        assert error.detail.startswith(
+            "incomplete last line (no newline at the end of the file: still being written, "
+            "or cut short): unexpected end of data"
+        )
+    assert len(next(iter(read_file(path))).spans) == 4
+
+
+@pytest.mark.parametrize(
+    ("last", "detail"),
+    [
+        ("{second}", None),  # complete, only the newline missing: read
+        ('{second}"', "invalid JSON: "),  # wrong, not cut: no guess about why
+        ("{cut}\n", "invalid JSON: "),  # cut, but a newline follows: a broken record
+    ],
+)
+def test_only_a_cut_unterminated_last_line_gets_the_hint(
+    tmp_path: Path, sdk_spans: list[ReadableSpan], last: str, detail: str | None
+) -> None:
+    first, second = spans_to_otlp_json_lines(sdk_spans, batch_size=4)[:2]
+    text = f"{first}\n" + last.format(second=second, cut=second[:-40])
+    batches = list(read_file(_write(tmp_path / "t.jsonl", text)))
+    errors = [error.detail for batch in batches for error in batch.errors]
+    if detail is None:
+        assert errors == [] and len(batches) == 2
+    else:
+        [error] = errors
+        assert error.startswith(detail)
+
+
+def test_a_pretty_document_cut_short_says_so(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
+    text = json.dumps(to_collector_json(encode_spans(sdk_spans[:1])), indent=2)
+    [batch] = read_file(_write(tmp_path / "trace.json", text[: len(text) // 2]))
+    [error] = batch.errors
+    assert error.detail.startswith("the JSON document ends early (the file is cut short")
+
+
 def test_pretty_printed_document_with_a_syntax_error_points_at_its_line(
     tmp_path: Path, sdk_spans: list[ReadableSpan]
 ) -> None:

@@ -223,11 +223,23 @@ def _peek(stream: _ByteStream) -> tuple[bytes, _ByteStream]:
     return head, io.BufferedReader(_Prepend(head, stream))
 
 
-def _invalid_json(origin: Origin, exc: orjson.JSONDecodeError) -> Batch:
+def _invalid_json(origin: Origin, exc: orjson.JSONDecodeError, *, cut: str = "") -> Batch:
     message = str(exc)
     if len(message) > _MESSAGE_CHARS:
         message = message[: _MESSAGE_CHARS - 3] + "..."
-    return Batch(origin=origin, errors=[located_error(origin, f"invalid JSON: {message}")])
+    detail = f"{cut}: {message}" if cut else f"invalid JSON: {message}"
+    return Batch(origin=origin, errors=[located_error(origin, detail)])
+
+
+def _cut_short(data: bytes | bytearray, exc: orjson.JSONDecodeError) -> bool:
+    """Whether the JSON in ``data`` is fine up to where it stops (a truncated write)."""
+    return exc.pos >= len(data.rstrip())
+
+
+_LAST_LINE_CUT: Final = (
+    "incomplete last line (no newline at the end of the file: still being written, or cut short)"
+)
+_DOCUMENT_CUT: Final = "the JSON document ends early (the file is cut short or still being written)"
 
 
 def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[Batch]:
@@ -267,13 +279,20 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
             yield _json_line(line, Origin(path, lineno))
 
 
-def _json_line(line: bytes, origin: Origin) -> Batch:
-    """One JSON Lines record: its batch (which can be read again), or one located error."""
+def _json_line(line: bytes, origin: Origin, *, message: bool = False) -> Batch:
+    """One JSON Lines record: its batch (which can be read again), or one located error.
+
+    ``message``: ``line`` is a whole length-prefixed message, not a line of a file.
+    """
     try:
         batch = decode_json_bytes(line, origin=origin)
     except orjson.JSONDecodeError as exc:
+        # Only a file's last line can lack its newline: one cut there is a file the
+        # Collector is still writing (or a copy taken mid-write), not a corrupt record.
+        if not message and line[-1:] != b"\n" and _cut_short(line, exc):
+            return _invalid_json(origin, exc, cut=_LAST_LINE_CUT)
         return _invalid_json(origin, exc)
-    batch.reread = partial(_json_line, line, origin)
+    batch.reread = partial(_json_line, line, origin, message=message)
     return batch
 
 
@@ -360,7 +379,8 @@ def _whole_document(data: bytearray, path: str) -> Batch:
     try:
         return decode_json_bytes(data, origin=Origin(path))
     except orjson.JSONDecodeError as exc:
-        return _invalid_json(Origin(path, exc.lineno), exc)
+        cut = _DOCUMENT_CUT if _cut_short(data, exc) else ""
+        return _invalid_json(Origin(path, exc.lineno), exc, cut=cut)
 
 
 def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[Batch]:
@@ -397,7 +417,7 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
                 yield Batch(origin=origin, errors=[located_error(origin, str(exc))])
                 continue
             if data.lstrip()[:1] == b"{":
-                yield _json_line(data, origin)
+                yield _json_line(data, origin, message=True)
                 continue
         yield _decode_proto(data, origin=origin)
 
