@@ -33,6 +33,9 @@ EVAL_CONFIG = EXAMPLES / "eval_config.json"
         ({"trace_id": "t", "outcome": "scored", "criteria": {}}, "results"),
         ({"trace_id": "t", "tool_calls": [], "final_response": None}, "invocations"),
         ({"trace_id": "t"}, None),
+        # An ADK eval result names its eval set too: a result first.
+        ({"eval_set_result_id": "r", "eval_set_id": "s", "eval_case_results": []}, "eval_result"),
+        ({"evalCaseResults": []}, "eval_result"),
         ({"nothing": 1}, None),
         ([{"query": "q"}], None),  # an old-format test file is a list: not guessed
         ("text", None),

@@ -16,8 +16,11 @@ import orjson
 
 __all__ = ["Kind", "identify", "identify_lines", "where_it_goes"]
 
-Kind = Literal["evalset", "eval_config", "traces", "results", "invocations"]
+Kind = Literal["evalset", "eval_config", "traces", "results", "invocations", "eval_result"]
 
+_EVAL_RESULT: Final = frozenset(
+    {"eval_set_result_id", "evalSetResultId", "eval_case_results", "evalCaseResults"}
+)
 _EVALSET: Final = frozenset({"eval_set_id", "evalSetId", "eval_cases", "evalCases"})
 _TRACES: Final = frozenset({"resourceSpans", "resource_spans", "resourceLogs", "resource_logs"})
 
@@ -25,6 +28,8 @@ _WHERE: Final[dict[Kind, str]] = {
     "evalset": "an ADK evalset: it goes to --goldens (or is a PATH of recorded runs)",
     "eval_config": "an ADK eval config (criteria): it goes to --config",
     "traces": "an OTLP trace file: it is a PATH to score",
+    "eval_result": "an ADK eval result (adk eval history): its recorded runs are a PATH "
+    "to score, with the evalset it ran as --goldens",
     "results": "tracescore replay results (--output): they are not read back",
     "invocations": "invocations written by `tracescore import --format jsonl`, not traces",
 }
@@ -38,6 +43,8 @@ def identify(data: object) -> Kind | None:
     if not isinstance(data, dict):
         return None
     keys = data.keys()
+    if not _EVAL_RESULT.isdisjoint(keys):  # before evalset: a result has eval_set_id too
+        return "eval_result"
     if not _EVALSET.isdisjoint(keys):
         return "evalset"
     if not _TRACES.isdisjoint(keys) or "batches" in keys:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import orjson
 
@@ -22,9 +23,11 @@ from tracescore.arguments import (
 )
 from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
 from tracescore.criteria import Criterion
-from tracescore.exceptions import TraceFormatError
+from tracescore.exceptions import ConfigError, TraceFormatError
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.goldens import GoldenIndex, GoldenSet, load_golden_file
+from tracescore.goldens.eval_results import is_eval_result, recorded_runs_evalset
+from tracescore.goldens.evalset import parse_goldens
 from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.judge.client import JudgeClient
 from tracescore.model import Invocation, group_conversations
@@ -64,7 +67,17 @@ def _is_evalset(path: str) -> bool:
             head = fh.read(4096)
     except OSError:
         return False
-    return b'"eval_set_id"' in head or b'"eval_cases"' in head
+    return any(key in head for key in _EVALSET_KEYS)
+
+
+# What an evalset (or an ADK eval result) holds near its start, snake or camel case.
+_EVALSET_KEYS = (b'"eval_set_id"', b'"eval_cases"', b'"evalSetId"', b'"evalCases"')
+_EVAL_RESULT_KEYS = (
+    b'"eval_set_result_id"',
+    b'"eval_case_results"',
+    b'"evalSetResultId"',
+    b'"evalCaseResults"',
+)
 
 
 def replay(
@@ -213,12 +226,36 @@ def score_runs(
 
 
 def _recorded_runs(path: str) -> list[Invocation]:
-    """The turns of an evalset of recorded actual runs, as invocations to score."""
-    golden_set = load_golden_file(path)
+    """The turns of an evalset of recorded actual runs, as invocations to score.
+
+    An ADK eval result (``adk eval`` history) is read the same way: its actual
+    invocations are the recorded runs (:mod:`tracescore.goldens.eval_results`).
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        head = b""  # load_golden_file says why
+    if any(key in head for key in _EVAL_RESULT_KEYS):
+        golden_set = _eval_result_runs(path)
+    else:
+        golden_set = load_golden_file(path)
     runs: list[Invocation] = []
     for case in golden_set.cases:
         runs.extend(case.turns)
     return runs
+
+
+def _eval_result_runs(path: str) -> GoldenSet:
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except orjson.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    if not is_eval_result(data):  # the keys were only mentioned in an evalset's text
+        return load_golden_file(path)
+    return parse_goldens(orjson.dumps(recorded_runs_evalset(data, path)), source=path)
 
 
 _STATUS = {

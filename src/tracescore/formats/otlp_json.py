@@ -72,6 +72,8 @@ _TOP_LEVEL_KEYS: Final = frozenset((*_RESOURCE_SPANS, *_RESOURCE_LOGS, *_WRAPPER
 _NOT_TRACES: Final[dict[Kind | None, str]] = {
     "eval_config": "not an OTLP document but an ADK eval config (criteria): "
     "`tracescore replay` takes it as --config",
+    "eval_result": "not an OTLP document but an ADK eval result (adk eval history): "
+    "`tracescore replay` scores its recorded runs (a PATH)",
     "results": "not an OTLP document but a line of `tracescore replay --output` results: "
     "results are not traces, leave them out of the inputs",
     "invocations": "not an OTLP document but an invocation written by `tracescore import "
@@ -157,7 +159,7 @@ def _document(doc: object, batch: Batch, *, wrapped: bool) -> None:
         jaeger = decode_jaeger_v1(doc, origin=origin)
         batch.spans += jaeger.spans
         batch.errors += jaeger.errors
-    elif "eval_cases" in doc or "evalCases" in doc:
+    elif "eval_cases" in doc or "evalCases" in doc:  # (an eval result has neither)
         batch.errors.append(
             located_error(
                 origin,
