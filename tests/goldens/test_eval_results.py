@@ -147,6 +147,13 @@ def test_camel_case_results_as_adk_web_serves_them() -> None:
     }
 
 
+def test_a_result_without_ids_still_gives_one_conversation_per_case() -> None:
+    actual: dict[str, Any] = {"eval_metric_result_per_invocation": [{"actual_invocation": {}}]}
+    doc = {"eval_set_result_id": "r", "eval_case_results": [actual, actual]}
+    cases = recorded_runs_evalset(doc, "r.json")["eval_cases"]
+    assert [case["eval_id"] for case in cases] == ["case0#0", "case1#1"]
+
+
 @pytest.mark.parametrize(
     ("doc", "message"),
     [

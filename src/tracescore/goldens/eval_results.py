@@ -77,7 +77,7 @@ def recorded_runs_evalset(data: dict[str, Any], source: str) -> dict[str, Any]:
             turns.append(actual)
         if not turns:
             continue  # a case that failed before any turn: nothing was recorded
-        eval_id = result.get("eval_id", result.get("evalId"))
+        eval_id = result.get("eval_id", result.get("evalId")) or f"case{k}"
         session = result.get("session_id", result.get("sessionId"))
         run = f"{eval_id}/{session}" if session else f"{eval_id}#{k}"
         cases.append({"eval_id": run, "conversation": turns})
