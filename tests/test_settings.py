@@ -31,22 +31,44 @@ def test_toml_and_yaml_load_with_paths_relative_to_the_file(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("name", "text", "message"),
     [
-        ("[replay]\ngolden = 1\n", "replay.golden: unknown key (allowed: criteria, detailed"),
         (
+            "tracescore.toml",
+            "[replay]\ngolden = 1\n",
+            "replay.golden: unknown key (allowed: criteria, detailed",
+        ),
+        (
+            "tracescore.toml",
             "[import]\nidle_records = 'many'\n",
             "import.idle_records: Input should be a valid integer",
         ),
         (
+            "tracescore.toml",
             "[nope]\n",
             "nope: unknown key (allowed: events, import, judge, live, metrics, replay, sampling, serve)",
         ),
-        ("[replay\n", "invalid TOML"),
+        ("tracescore.toml", "[replay\n", "invalid TOML"),
+        # A key given twice in YAML: the second replaced the first (here: jobs was lost).
+        (
+            "tracescore.yaml",
+            "replay:\n  jobs: 1\nreplay:\n  strict: true\n",
+            "invalid YAML: line 3, column 1: key 'replay' given twice (first on line 1)",
+        ),
+        (
+            "tracescore.yaml",
+            "sampling:\n  rate: 0.5\n  by: trace\n  rate: 1\n",
+            "invalid YAML: line 4, column 3: key 'rate' given twice",
+        ),
+        (
+            "tracescore.yaml",
+            "live:\n  criteria: {rouge_match: 0.5, rouge_match: 0.9}\n",
+            "invalid YAML: line 2, column 32: key 'rouge_match' given twice",
+        ),
     ],
 )
-def test_mistakes_name_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "tracescore.toml"
+def test_mistakes_name_the_file_and_key(tmp_path: Path, name: str, text: str, message: str) -> None:
+    path = tmp_path / name
     path.write_text(text)
     with pytest.raises(ConfigError) as err:
         load_settings(path)
@@ -135,29 +157,6 @@ def test_a_byte_order_mark_does_not_break_toml(tmp_path: Path) -> None:
     path = tmp_path / "tracescore.toml"
     path.write_bytes(b"\xef\xbb\xbf[replay]\njobs = 3\n")  # what Notepad saves as "UTF-8"
     assert load_settings(path).replay.jobs == 3
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        # A second section replaced the first whole: jobs was lost without a word.
-        (
-            "replay:\n  jobs: 1\nreplay:\n  strict: true\n",
-            "line 3, column 1: key 'replay' given twice (first on line 1)",
-        ),
-        ("sampling:\n  rate: 0.5\n  by: trace\n  rate: 1\n", "key 'rate' given twice"),
-        ("live:\n  criteria: {rouge_match: 0.5, rouge_match: 0.9}\n", "key 'rouge_match'"),
-    ],
-)
-def test_a_yaml_key_given_twice_is_refused_with_its_lines(
-    tmp_path: Path, text: str, message: str
-) -> None:
-    path = tmp_path / "tracescore.yaml"
-    path.write_text(text)
-    with pytest.raises(ConfigError) as err:
-        load_settings(path)
-    assert str(err.value).startswith(f"{path}: invalid YAML: ")
-    assert message in str(err.value)
 
 
 def test_yaml_merge_keys_may_still_be_overridden(tmp_path: Path) -> None:

@@ -113,7 +113,9 @@ def test_unknown_path_lists_the_served_ones(server: ServerThread, client: httpx.
     # A Collector's traces_endpoint set to the bare host posts to "/".
     plain = client.post(f"{server.http_url}/", content=b"x")
     assert plain.status_code == 404
-    assert "served: POST /v1/traces, POST /v1/logs" in plain.text
+    assert plain.text.endswith(
+        "served: POST /v1/traces, POST /v1/logs, GET /metrics, GET /healthz, GET /readyz"
+    )
     proto = client.post(
         f"{server.http_url}/v1/trace",
         content=b"",

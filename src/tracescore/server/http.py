@@ -58,7 +58,6 @@ _ENCODINGS: Final[dict[str, Encoding]] = {PROTOBUF: "protobuf", JSON: "json"}
 # with, hence 413 too), UNIMPLEMENTED 12 (a signal not served, as over gRPC), INTERNAL 13,
 # UNAVAILABLE 14, UNAUTHENTICATED 16.
 _RPC_CODES: Final = {400: 3, 401: 16, 404: 12, 413: 8, 415: 3, 429: 8, 500: 13, 503: 14}
-_SERVED: Final = "POST /v1/traces, POST /v1/logs, GET /metrics, GET /healthz, GET /readyz"
 # Answered by nobody: the client went away mid-body (nginx's number, for the counter).
 _CLIENT_CLOSED: Final = 499
 
@@ -79,16 +78,23 @@ def build_http_app(receiver: Receiver, registry: CollectorRegistry) -> Starlette
         Route(path, partial(endpoints.unserved, signal=signal), methods=["POST"])
         for path, signal in HTTP_PATHS.items()
     ]
+    served = [
+        Route("/v1/traces", partial(endpoints.export, signal="traces"), methods=["POST"]),
+        Route("/v1/logs", partial(endpoints.export, signal="logs"), methods=["POST"]),
+        Route("/metrics", endpoints.metrics, methods=["GET"]),
+        Route("/healthz", endpoints.healthz, methods=["GET"]),
+        Route("/readyz", endpoints.readyz, methods=["GET"]),
+    ]
+    # Listed from the routes themselves (HEAD, which Starlette adds to GET, left out).
+    listing = ", ".join(
+        f"{method} {route.path}"
+        for route in served
+        for method in sorted(route.methods or ())
+        if method != "HEAD"
+    )
     return Starlette(
-        routes=[
-            Route("/v1/traces", partial(endpoints.export, signal="traces"), methods=["POST"]),
-            Route("/v1/logs", partial(endpoints.export, signal="logs"), methods=["POST"]),
-            *unserved,
-            Route("/metrics", endpoints.metrics, methods=["GET"]),
-            Route("/healthz", endpoints.healthz, methods=["GET"]),
-            Route("/readyz", endpoints.readyz, methods=["GET"]),
-        ],
-        exception_handlers={404: _not_found},
+        routes=[*served, *unserved],
+        exception_handlers={404: partial(_not_found, served=listing)},
     )
 
 
@@ -181,10 +187,10 @@ def _encoding(request: Request) -> Encoding | None:
     return _ENCODINGS.get(content_type.partition(";")[0].strip().lower())
 
 
-async def _not_found(request: Request, exc: Exception) -> Response:
+async def _not_found(request: Request, exc: Exception, *, served: str) -> Response:
     # Scanners and typos alike: DEBUG only, and not counted (the path is unbounded).
     logger.debug("HTTP %s %s: no such endpoint", request.method, request.url.path)
-    return _error(404, f"no endpoint {request.url.path}; served: {_SERVED}", _encoding(request))
+    return _error(404, f"no endpoint {request.url.path}; served: {served}", _encoding(request))
 
 
 def _success(signal: Signal, batch: Batch, encoding: Encoding) -> Response:
