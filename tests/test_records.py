@@ -122,6 +122,61 @@ def test_everything_else_the_dataclass_gave_stays() -> None:
     assert not hasattr(record, "__dict__")
 
 
+@quick_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class One:
+    name: str
+
+
+@quick_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Empty:
+    pass
+
+
+def test_the_state_is_the_field_values_in_order_read_through_the_slots() -> None:
+    record = Quick(name="a", count=2, tags={"k": "v"}, items=(1,))
+    plain = Plain(name="a", count=2, tags={"k": "v"}, items=(1,))
+    assert record.__getstate__() == tuple(plain.__getstate__())  # type: ignore[attr-defined]
+    assert One(name="x").__getstate__() == ("x",)  # type: ignore[attr-defined]
+    assert Empty().__getstate__() == ()  # type: ignore[attr-defined]
+    assert Quick.__setstate__.__qualname__ == "Quick.__setstate__"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("record", [One(name="x"), Empty(), Quick(name="a", items=(1, 2))])
+def test_every_shape_pickles_and_copies_to_an_equal_record(record: object) -> None:
+    for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1):
+        again = pickle.loads(pickle.dumps(record, protocol=protocol))
+        assert again == record and again is not record
+    assert copy.copy(record) == record and copy.deepcopy(record) == record
+
+
+def test_a_state_of_another_length_is_refused_not_half_stored() -> None:
+    record = object.__new__(Quick)
+    with pytest.raises(ValueError, match="unpack"):
+        record.__setstate__(("a", 1))  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="unpack"):
+        record.__setstate__(("a", 1, {}, (), "extra"))  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        _ = record.name
+
+
+def test_a_nested_invocation_pickles_whole() -> None:
+    call = model.ToolCall(name="get", args={"a": [1, 2.5, None]}, id="c1", result="ok")
+    inv = model.Invocation(
+        trace_id="t",
+        invocation_id="i",
+        agents=("a", "b"),
+        tool_calls=(call,),
+        intermediate_responses=(model.AgentText(author="a", text="hé"),),
+        usage=model.TokenUsage(input_tokens=3, output_tokens=4),
+        provenance={"user_content": "genai"},
+    )
+    again = pickle.loads(pickle.dumps([inv, inv], protocol=pickle.HIGHEST_PROTOCOL))
+    assert again == [inv, inv] and again[0] is again[1]  # shared objects stay shared
+    assert again[0].tool_calls[0].args == {"a": [1, 2.5, None]}
+
+
 def test_other_shapes_are_refused_when_the_class_is_defined() -> None:
     with pytest.raises(TypeError, match="frozen dataclass with slots"):
         quick_init(dataclass(slots=True, kw_only=True)(type("Mutable", (), {})))
