@@ -19,7 +19,7 @@ from tracescore.cli import main
 from tracescore.criteria import Criterion, EvalContext, Score, informational_criteria
 from tracescore.eval_config import load_eval_config
 from tracescore.evalset import conversations_to_evalset
-from tracescore.goldens import load_goldens
+from tracescore.goldens import GoldenSet, load_goldens
 from tracescore.importer import ImportStats, import_paths
 from tracescore.model import Invocation, group_conversations
 from tracescore.replay import ReplayResult, read_runs, replay
@@ -158,15 +158,17 @@ def test_config_and_golden_mistakes_exit_2(tmp_path: Path) -> None:
     assert "g.evalset.json" in err
 
 
-def test_goldens_are_checked_before_the_import_and_loaded_after_it(
+def test_goldens_are_checked_before_the_import_and_given_to_its_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tracescore.cli import replay_cmd
 
     calls: list[str] = []
+    given: list[list[GoldenSet]] = []
 
     def reading(*args: Any, **kwargs: Any) -> Any:
         calls.append("read_runs")
+        given.append(kwargs["goldens"])
         return read_runs(*args, **kwargs)
 
     def loading(*args: Any, **kwargs: Any) -> Any:
@@ -180,7 +182,9 @@ def test_goldens_are_checked_before_the_import_and_loaded_after_it(
     assert (code, calls) == (2, [])  # a mistyped path fails before any trace is read
     assert "missing.evalset.json: cannot read goldens file" in err
     code, stdout, _ = run(*REPLAY_ARGS)
-    assert calls == ["read_runs", "load_goldens"]  # forked workers never see the goldens
+    # Loaded first: forked import workers score against them (tracescore.prescore).
+    assert calls == ["load_goldens", "read_runs"]
+    assert [g.eval_set_id for g in given[0]] == ["weather"]
     assert code == 1
     assert "FAILED" in stdout
 

@@ -88,6 +88,36 @@ def test_judged_replay_reports_verdicts_and_second_run_is_free(tmp_path: Path) -
     assert (tmp_path / "again.jsonl").read_bytes() == out.read_bytes()
 
 
+def test_with_a_judge_the_goldens_are_loaded_after_the_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Judged criteria are scored in this process only: import workers forked beside a
+    large evalset would run slower for nothing."""
+    from tracescore import goldens
+    from tracescore import replay as replaying
+    from tracescore.cli import replay_cmd
+
+    calls: list[tuple[str, object]] = []
+
+    def read_runs(*args: Any, **kwargs: Any) -> Any:
+        calls.append(("read_runs", kwargs["goldens"]))
+        return replaying.read_runs(*args, **kwargs)
+
+    def load_goldens(*args: Any, **kwargs: Any) -> Any:
+        calls.append(("load_goldens", None))
+        return goldens.load_goldens(*args, **kwargs)
+
+    monkeypatch.setattr(replay_cmd, "read_runs", read_runs)
+    monkeypatch.setattr(replay_cmd, "load_goldens", load_goldens)
+    router = Router(
+        {MATCH: [gemini_json({"reasoning": "r", "verdict": "valid"})], SAFETY: [safe()]}
+    )
+    with FakeGemini(router) as fake:
+        code, stdout, stderr = replay(settings(tmp_path), fake, tmp_path / "out.jsonl")
+    assert code == 0, stdout + stderr
+    assert calls == [("read_runs", None), ("load_goldens", None)]
+
+
 def test_judge_down_ends_as_judge_error_outcomes(tmp_path: Path) -> None:
     fake_replies = Router({MATCH: [gemini_error(500, "down")], SAFETY: [gemini_error(500, "down")]})
     out = tmp_path / "results.jsonl"

@@ -13,8 +13,9 @@ it more than a worker's whole share of the work. Each worker writes its lines to
 file of its own, which the parent appends to the output in part order with ``sendfile``
 (a copy inside the kernel): sent back through the result pipe, a half of the 200k-span
 benchmark (18 MB) took ~45 ms to arrive and ~30 ms more to be written, all of it after
-the workers were done. ``replay`` needs the objects (it scores them in the parent), so
-there workers send them pickled (:func:`import_parallel`).
+the workers were done. ``replay`` needs the objects, so there workers send them
+pickled (:func:`import_parallel`), with the verdicts of the turns they scored when
+forked with the replay's criteria and goldens (:mod:`tracescore.prescore`).
 
 Results are taken in part order, with at most ``jobs + 1`` parts in flight, so memory
 is bounded by the part size, not the input size.
@@ -54,6 +55,7 @@ from tracescore.part_worker import (
     run_part,
 )
 from tracescore.parts import Part, located, plan_parts
+from tracescore.prescore import Prescored, Prescoring, Verdict
 
 __all__ = [
     "Part",
@@ -265,6 +267,7 @@ def import_parallel(
     idle_records: int,
     on_error: Callable[[TraceFormatError], None] | None = None,
     model_context: bool = True,
+    prescored: Prescored | None = None,
 ) -> list[Invocation]:
     """Import ``parts`` on ``jobs`` processes; the invocations, as a one-process import.
 
@@ -272,19 +275,37 @@ def import_parallel(
     the same ``model_context``) over the parts in order; those of traces near a cut may
     come in another order. Should the parts' edges not settle that
     (:mod:`tracescore.cuts`), the input is imported again in this process.
+
+    With ``prescored``, workers that are forked also match and score their turns with
+    its scoring, and their verdicts are added to it (:mod:`tracescore.prescore`); it gets
+    none from spawned workers, or after a fallback to one process.
     """
     invocations: list[Invocation] = []
     errors = _CountedErrors(on_error)
     found = ImportStats()
-    chunks = _import_chunks(parts, found, "pickle", jobs, idle_records, errors, model_context)
+    scoring = None if prescored is None else prescored.scoring
+    chunks = _import_chunks(
+        parts, found, "pickle", jobs, idle_records, errors, model_context, scoring=scoring
+    )
+    verdicts: list[tuple[int, list[Invocation], list[Verdict | None]]] = []
     try:
         for chunk in chunks:
             assert not isinstance(chunk, _Spooled)  # nothing spooled without a directory
-            invocations.extend(pickle.loads(chunk) if isinstance(chunk, bytes) else chunk)
+            if not isinstance(chunk, bytes):  # traces near a cut, rebuilt here
+                invocations.extend(chunk)
+                continue
+            payload = pickle.loads(chunk)
+            if isinstance(payload, tuple):  # a forked worker's invocations and verdicts
+                payload, scored = payload
+                verdicts.append((len(verdicts), payload, scored))
+            invocations.extend(payload)
     except Diverged as why:
         _log_fallback(why)
         invocations.clear()  # not kept beside the ones that replace them
         return list(_one_process(parts, stats, idle_records, errors, model_context))
+    if prescored is not None:
+        for part, kept, scored in verdicts:
+            prescored.add(part, kept, scored)
     stats.merge(found)
     return invocations
 
@@ -299,12 +320,14 @@ def _import_chunks(
     model_context: bool = True,
     spool: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    scoring: Prescoring | None = None,
 ) -> Generator[bytes | _Spooled | list[Invocation], None, None]:
     """Workers' encoded output and the parent's rebuilt boundary traces, in part order.
 
     With ``spool`` (a directory; JSON Lines only) each worker writes its output to a
     file of its own there, and what comes back is that file. ``progress`` as in
-    :func:`write_jsonl_parallel`.
+    :func:`write_jsonl_parallel`. With ``scoring`` (pickled output only), forked
+    workers send the verdicts of their turns too (:mod:`tracescore.prescore`).
 
     Raises:
         Diverged: A part's outcome may differ from a one-process import's (see
@@ -319,6 +342,10 @@ def _import_chunks(
         max_spans_per_trace=like.max_spans_per_trace,
     )
     context = _mp_context()
+    if scoring is not None and context.get_start_method() == "fork":
+        encoding = "scored"
+    else:  # a spawned worker would need the criteria and every golden pickled to it
+        scoring = None
     # Bytes read per part: written by the workers, summed here (only to show progress).
     shared: Any = None if progress is None else context.RawArray("q", len(parts))
     sizes = [_part_bytes(part) for part in parts] if progress is not None else []
@@ -328,7 +355,10 @@ def _import_chunks(
         return [i for t in traces for i in trace_invocations(t, stats, model_context=model_context)]
 
     with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=init_worker, initargs=(shared,)
+        max_workers=jobs,
+        mp_context=context,
+        initializer=init_worker,
+        initargs=(shared, scoring),
     ) as pool:
         numbered = enumerate(parts)
 

@@ -41,6 +41,7 @@ from tracescore.formats.files import read_file, read_json_lines
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
 from tracescore.model import Invocation
 from tracescore.parts import SCAN_BYTES, Part, line_start
+from tracescore.prescore import Prescoring, prescore
 from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
 
 __all__ = [
@@ -91,8 +92,10 @@ def jsonl_lines(invocations: Iterable[Invocation]) -> Iterator[bytes]:
 #: How a worker sends its invocations back: as JSON Lines records (what ``import``
 #: writes), or pickled (what ``replay`` scores: unpickling 6.7k invocations costs the
 #: parent ~0.08 s with :func:`tracescore.records.quick_init`'s state methods, rebuilding
-#: them from their records would cost more).
-Encoding = Literal["jsonl", "pickle"]
+#: them from their records would cost more), or pickled with the verdicts of the turns
+#: the worker scored (``scored``: :mod:`tracescore.prescore`; plain ``pickle`` when the
+#: worker was started without a scoring).
+Encoding = Literal["jsonl", "pickle", "scored"]
 
 
 def run_part(
@@ -163,7 +166,9 @@ def run_part(
             elif encoding == "jsonl":
                 output = encoded + jsonl(kept)
             else:  # our own worker's objects, read back only by the parent that started it
-                output = pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL)
+                scoring = _worker_scoring if encoding == "scored" else None
+                payload = kept if scoring is None else (kept, prescore(kept, scoring))
+                output = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
         stats.dropped.update(asm.dropped)
         raw = encode_boundary(boundary)
         edges = {
@@ -180,12 +185,15 @@ def run_part(
 _NO_FILE: Final = nullcontext()
 #: In a worker started for a progress display: bytes read per part (shared memory).
 _worker_progress: Any = None
+#: In a worker forked to score as well: the criteria and goldens (tracescore.prescore).
+_worker_scoring: Prescoring | None = None
 
 
-def init_worker(progress: Any) -> None:
-    """Start-up of a worker process: the shared progress array (or None)."""
-    global _worker_progress  # noqa: PLW0603 - one per worker process, set once at start
+def init_worker(progress: Any, scoring: Prescoring | None = None) -> None:
+    """Start-up of a worker process: the shared progress array and the scoring (or None)."""
+    global _worker_progress, _worker_scoring  # noqa: PLW0603 - set once per worker process
     _worker_progress = progress
+    _worker_scoring = scoring
 
 
 class _All:

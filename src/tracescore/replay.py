@@ -33,6 +33,7 @@ from tracescore.judge.client import JudgeClient
 from tracescore.model import Invocation, group_conversations
 from tracescore.parallel import import_parallel, parallel_parts, resolve_jobs
 from tracescore.path_args import Paths
+from tracescore.prescore import Prescored, Prescoring, score_prescored
 from tracescore.scoring import (
     CaseResult,
     InvocationResult,
@@ -115,17 +116,28 @@ def replay(
     chosen = criteria_argument(criteria)
     golden_sets = goldens_argument(goldens)
     runs = read_runs(
-        paths, chosen, strict=strict, idle_records=idle_records, on_error=on_error, jobs=jobs
+        paths,
+        chosen,
+        strict=strict,
+        idle_records=idle_records,
+        on_error=on_error,
+        jobs=jobs,
+        goldens=golden_sets,
     )
     return score_runs(runs, chosen, goldens=golden_sets, judge=judge)
 
 
 @dataclass(slots=True)
 class ActualRuns:
-    """The invocations a replay scores, and what reading them found."""
+    """The invocations a replay scores, and what reading them found.
+
+    ``prescored`` holds what import workers scored already (:mod:`tracescore.prescore`),
+    which :func:`score_runs` takes when given the same criteria and goldens.
+    """
 
     invocations: list[Invocation]
     stats: ImportStats
+    prescored: Prescored | None = None
 
 
 def read_runs(
@@ -136,6 +148,7 @@ def read_runs(
     idle_records: int | None = None,
     on_error: Callable[[TraceFormatError], None] | None = None,
     jobs: int = 1,
+    goldens: Sequence[GoldenSet] | None = None,
 ) -> ActualRuns:
     """The actual invocations of a replay: trace files imported, evalsets' recorded runs.
 
@@ -143,13 +156,17 @@ def read_runs(
     that many processes (:func:`tracescore.parallel.import_parallel`), as ``tracescore
     import`` does; the invocations are the same.
 
+    Given ``goldens`` as well, and no judged criterion, those workers also match and
+    score the turns of their part (:mod:`tracescore.prescore`): :func:`score_runs` with
+    the same criteria and goldens then scores after the import only the conversations a
+    worker could not see whole. Without ``goldens``, a process that forks import workers
+    should load its goldens after this call rather than before: workers forked from a
+    process holding a large evalset run ~8% slower (they write into memory pages the
+    parent's load left free but shared), which scoring in them more than makes up for.
+
     Trace files are rebuilt with only what ``criteria`` read: unless one of them
     :attr:`~tracescore.criteria.Criterion.needs_model_context`, the invocations (in the
     result too) carry no ``system_instructions`` or ``tool_definitions``.
-
-    A process that forks import workers (``jobs``) should load its goldens after this
-    call, not before: workers forked from a process holding a large evalset run ~8%
-    slower (they write into memory pages the parent's load left free but shared).
 
     Raises:
         InputError: a path cannot be read.
@@ -170,7 +187,10 @@ def read_runs(
     idle = DEFAULT_IDLE_RECORDS if idle_records is None else idle_records
     model_context = any(c.needs_model_context for c in criteria)
     parts = parallel_parts(trace_files, jobs=jobs, idle_records=idle, strict=strict)
+    prescored = None
     if parts:
+        scoring = None if goldens is None else Prescoring.build(criteria, goldens)
+        prescored = None if scoring is None else Prescored(scoring)
         actual.extend(
             import_parallel(
                 parts,
@@ -179,6 +199,7 @@ def read_runs(
                 idle_records=idle,
                 on_error=on_error,
                 model_context=model_context,
+                prescored=prescored,
             )
         )
     elif trace_files:
@@ -194,7 +215,7 @@ def read_runs(
                 model_context=model_context,
             )
         )
-    return ActualRuns(actual, stats)
+    return ActualRuns(actual, stats, prescored if prescored and prescored.verdicts else None)
 
 
 def score_runs(
@@ -215,8 +236,12 @@ def score_runs(
     goldens = [expect_type(g, GoldenSet, f"goldens[{i}]") for i, g in enumerate(goldens)]
     turns = [i for i in runs.invocations if i.parent_tool_span_id is None]
     conversations = group_conversations(turns)
-    match = golden_matcher(GoldenIndex(goldens))
-    results = score_conversations(conversations, criteria, match=match, judge=judge)
+    prescored = runs.prescored
+    if prescored is not None and prescored.scoring.serves(criteria, goldens):
+        results = score_prescored(conversations, criteria, prescored)
+    else:
+        match = golden_matcher(GoldenIndex(goldens))
+        results = score_conversations(conversations, criteria, match=match, judge=judge)
     return ReplayResult(
         invocations=results,
         cases=summarize_cases(results, criteria),

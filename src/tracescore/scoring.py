@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Literal
 from tracescore.criteria import Criterion, CriterionResult, EvalContext, combine_statuses
 from tracescore.criteria.base import NO_GOLDEN, EvalStatus
 from tracescore.exceptions import JudgeError
+from tracescore.goldens.cases import GoldenCase
 from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
 from tracescore.goldens.matching import GoldenIndex
 from tracescore.model import Conversation, Invocation
@@ -52,6 +53,7 @@ __all__ = [
     "Matcher",
     "Outcome",
     "golden_matcher",
+    "golden_turn",
     "match_nothing",
     "score_conversations",
     "score_conversations_async",
@@ -142,18 +144,21 @@ def golden_matcher(index: GoldenIndex) -> Matcher:
         found = index.match(inv, conversation=conversation)
         if found.outcome != "matched" or found.case is None or found.turn is None:
             return None, None, found.reason or "no golden"
-        case = found.case
-        turn_rubrics = case.turn_rubrics[found.turn] if found.turn < len(case.turn_rubrics) else ()
-        turn = GoldenTurn(
-            eval_set_id=case.eval_set_id,
-            eval_id=case.eval_id,
-            turn=found.turn,
-            rubrics=(*case.rubrics, *turn_rubrics),
-            scenario=case.scenario,
-        )
-        return turn, found.expected, None
+        return golden_turn(found.case, found.turn), found.expected, None
 
     return match
+
+
+def golden_turn(case: GoldenCase, turn: int) -> GoldenTurn:
+    """The :class:`GoldenTurn` of ``case``'s 0-based ``turn``, with its rubrics."""
+    turn_rubrics = case.turn_rubrics[turn] if turn < len(case.turn_rubrics) else ()
+    return GoldenTurn(
+        eval_set_id=case.eval_set_id,
+        eval_id=case.eval_id,
+        turn=turn,
+        rubrics=(*case.rubrics, *turn_rubrics),
+        scenario=case.scenario,
+    )
 
 
 def match_nothing(inv: Invocation, conversation: Sequence[Invocation]) -> tuple[None, None, str]:

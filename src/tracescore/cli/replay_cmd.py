@@ -24,7 +24,7 @@ from tracescore.cli.overwrite import input_files
 from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.exceptions import TraceFormatError, TracescoreError
-from tracescore.goldens import golden_files, load_goldens
+from tracescore.goldens import GoldenSet, golden_files, load_goldens
 from tracescore.importer import ImportStats, bulk_gc, paused_gc
 from tracescore.judge.config import build_judge
 from tracescore.replay import read_runs, results_jsonl, score_runs
@@ -109,8 +109,7 @@ def replay_command(
     report_to_stderr = "-" in (output, junit)
     try:
         criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
-        # Checked now, loaded after the import (see read_runs: forked workers run slower
-        # beside a large evalset), so a mistyped path still fails before any work.
+        # Checked now, so that a mistyped path fails before any work.
         golden_paths = golden_files(list(goldens))
         files = input_files(
             paths,
@@ -143,6 +142,11 @@ def replay_command(
             if judge is None
             else bulk_gc(threshold=_LATENCY_GC_THRESHOLD, freeze_survivors=False)
         ):
+            # Import workers score too, given the goldens (tracescore.prescore), except
+            # for judged criteria: then the goldens are loaded after the import, as
+            # forked workers run slower beside a large evalset (see read_runs).
+            prescore = judge is None
+            golden_sets = _load_goldens(golden_paths) if prescore else None
             runs = read_runs(
                 files,
                 criteria,
@@ -150,11 +154,10 @@ def replay_command(
                 idle_records=idle_records,
                 on_error=reporter.error,
                 jobs=jobs,
+                goldens=golden_sets,
             )
-            # A large evalset is millions of objects, all kept: built with the collector
-            # paused, then frozen (bulk_gc unfreezes them when the replay ends).
-            with paused_gc(freeze=True):
-                golden_sets = load_goldens(golden_paths)
+            if golden_sets is None:
+                golden_sets = _load_goldens(golden_paths)
             result = score_runs(runs, criteria, goldens=golden_sets, judge=judge)
         if output:
             _write(output, results_jsonl(result))
@@ -185,6 +188,13 @@ def replay_command(
             err.print(f"error: {exc}", markup=False)
             raise SystemExit(2) from None
     raise SystemExit(1 if result.failed else 0)
+
+
+def _load_goldens(paths: list[str]) -> list[GoldenSet]:
+    # A large evalset is millions of objects, all kept: built with the collector paused,
+    # then frozen (bulk_gc unfreezes them when the replay ends).
+    with paused_gc(freeze=True):
+        return load_goldens(paths)
 
 
 def _write(path: str, data: bytes) -> None:

@@ -72,6 +72,10 @@ class GoldenCase:
     scenario: GoldenScenario | None = None
     session_input: Mapping[str, JsonValue] | None = None
 
+    def expected(self, turn: int) -> Invocation | None:
+        """The expected invocation of 0-based ``turn``; None past the static turns."""
+        return self.turns[turn] if turn < len(self.turns) else None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GoldenSet:

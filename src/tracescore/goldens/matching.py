@@ -105,9 +105,9 @@ class GoldenMatch:
     @property
     def expected(self) -> Invocation | None:
         """The golden turn to score against; None unless matched to a static conversation."""
-        if self.case is None or self.turn is None or self.turn >= len(self.case.turns):
+        if self.case is None or self.turn is None:
             return None
-        return self.case.turns[self.turn]
+        return self.case.expected(self.turn)
 
     @property
     def ref(self) -> GoldenRef | None:
