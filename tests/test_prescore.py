@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import multiprocessing
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -251,6 +252,37 @@ def test_a_replay_scored_in_forked_workers_equals_one_process(
     fewer = score_runs(runs, CRITERIA[:2], goldens=goldens)
     alone = replay([str(path)], CRITERIA[:2], goldens=goldens, idle_records=400)
     assert _cases(fewer) == _cases(alone)
+
+
+_PARENT = os.getpid()
+
+
+@dataclass(frozen=True, kw_only=True)
+class _FailsInWorkers(Criterion):
+    """A user's criterion whose ``evaluate`` raises, but only in an import worker."""
+
+    name = "fails_in_workers"
+    informational = True
+
+    def score(self, ctx: EvalContext) -> Score:
+        return Score(value=1.0)
+
+    def evaluate(self, ctx: EvalContext) -> CriterionResult:
+        if os.getpid() != _PARENT:
+            raise RuntimeError("not here")
+        return super().evaluate(ctx)
+
+
+@pytest.mark.usefixtures("forked")
+def test_a_part_the_worker_cannot_score_is_scored_by_the_parent(
+    traffic: tuple[Path, list[GoldenSet]],
+) -> None:
+    path, goldens = traffic
+    criteria = [*CRITERIA[:2], _FailsInWorkers()]
+    runs = read_runs([str(path)], criteria, idle_records=400, jobs=3, goldens=goldens)
+    assert runs.prescored is None  # no part sent verdicts
+    alone = replay([str(path)], criteria, goldens=goldens, idle_records=400)
+    assert _rows(score_runs(runs, criteria, goldens=goldens)) == _rows(alone)
 
 
 def test_spawned_workers_are_not_given_the_scoring(

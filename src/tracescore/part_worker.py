@@ -23,6 +23,7 @@ that grew with the head window.
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import pickle
 import sys
@@ -41,7 +42,7 @@ from tracescore.formats.files import read_file, read_json_lines
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
 from tracescore.model import Invocation
 from tracescore.parts import SCAN_BYTES, Part, line_start
-from tracescore.prescore import Prescoring, prescore
+from tracescore.prescore import Prescoring, Verdict, prescore
 from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
 
 __all__ = [
@@ -58,6 +59,8 @@ __all__ = [
     "jsonl_lines",
     "run_part",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: Bytes read at once when reading a neighbour's edge backwards (grows as needed).
 SCAN: Final = SCAN_BYTES
@@ -166,8 +169,7 @@ def run_part(
             elif encoding == "jsonl":
                 output = encoded + jsonl(kept)
             else:  # our own worker's objects, read back only by the parent that started it
-                scoring = _worker_scoring if encoding == "scored" else None
-                payload = kept if scoring is None else (kept, prescore(kept, scoring))
+                payload = kept if encoding != "scored" else _with_verdicts(kept)
                 output = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
         stats.dropped.update(asm.dropped)
         raw = encode_boundary(boundary)
@@ -180,6 +182,23 @@ def run_part(
             "largest_batch": asm.largest_batch,
         }
     return PartResult(output, raw, edges, stats)
+
+
+def _with_verdicts(
+    kept: list[Invocation],
+) -> list[Invocation] | tuple[list[Invocation], list[Verdict | None]]:
+    """``kept`` and the verdicts of its turns, or ``kept`` alone if it cannot be scored.
+
+    Built-in criteria never raise, but a user's ``evaluate`` may: then the parent scores
+    these turns itself, and meets (and reports) the error as a one-process replay does.
+    """
+    if _worker_scoring is None:
+        return kept
+    try:
+        return kept, prescore(kept, _worker_scoring)
+    except Exception:  # any error: the parent scores these turns and reports it
+        logger.debug("scoring in the worker failed; the parent scores its part", exc_info=True)
+        return kept
 
 
 _NO_FILE: Final = nullcontext()
