@@ -31,8 +31,9 @@ One run, in this order:
    (d) ``tracescore replay FILE --goldens G --config C --output OUT`` with the criteria of
        (b) (``rouge_match`` is ``response_match_score``: the AgentFlow spelling is needed
        beside ``contains_keywords``), its report written to /dev/null;
-   the median of the per-round ratios (d)/(c) is printed for information: the import
-   spreads over the CPUs, while the replay scores in one process after a parallel import;
+   the median of the per-round ratios (d)/(c) is printed for information: both spread
+   over the CPUs (the replay's import workers score their parts too), while the replay
+   loads its goldens before and summarises after the workers, in one process;
 5. spans/s of each (best round), how many invocations were scored / had no golden / were
    not evaluable, and the ratio (b)/(a) of wall times as the median of the per-round
    ratios, held to <= 1.25 (CPU-time ratios and (b')/(a) printed too). On the 2-core VM
