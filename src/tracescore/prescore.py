@@ -4,8 +4,8 @@
 (:mod:`tracescore.parallel`). Matching and scoring then ran in the parent alone, after
 every worker had sent its invocations back: on the replay benchmark (200k spans, 2 CPUs)
 the replay took nearly twice as long as the parallel import, where a replay in one
-process takes a quarter longer than an import in one process. The more CPUs, the more
-that serial share weighs.
+process takes a quarter to a third longer than an import in one process. The more CPUs,
+the more that serial share weighs.
 
 So each worker, forked with the criteria and the golden index (:class:`Prescoring`),
 also groups the turns of its part into conversations, matches and scores them
