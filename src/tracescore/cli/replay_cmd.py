@@ -58,7 +58,7 @@ _LATENCY_GC_THRESHOLD: Final = 700
 @option("--junit", default=None, help="Write a JUnit XML report here (- for stdout, as --output).")
 @option("--detailed", is_flag=True, help="Per-invocation rows in the report.")
 @idle_records_option
-@jobs_option("importing large plain JSON Lines inputs")
+@jobs_option("importing and scoring large plain JSON Lines inputs")
 @option("--strict", is_flag=True, help="Stop at the first bad record (exit 2).")
 @option("-q", "--quiet", is_flag=True, help="No report (on stdout, or stderr when an output is -).")
 @judge_options
