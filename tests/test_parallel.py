@@ -298,8 +298,8 @@ def test_edge_ids_cover_the_records_a_neighbour_may_share(
 def test_traces_crossing_from_one_file_into_another_are_merged(
     traffic: Path, tmp_path: Path
 ) -> None:
-    """A split file followed by a gzip file: the cut between files is not a range cut,
-    so the worker holds its whole head and sends its whole tail back."""
+    """A split file followed by a gzip file: the worker before the cut reads the gzip
+    file's first records (tests/test_parallel_files.py has more of these cuts)."""
     lines = traffic.read_bytes().splitlines(keepends=True)
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl.gz"
     a.write_bytes(b"".join(lines[: len(lines) * 2 // 3]))

@@ -52,9 +52,10 @@ from tracescore.part_worker import (
     init_worker,
     jsonl,
     jsonl_lines,
+    neighbours,
     run_part,
 )
-from tracescore.parts import Part, located, plan_parts
+from tracescore.parts import Part, located, mostly_small_files, plan_parts
 from tracescore.prescore import Prescored, Prescoring, Verdict
 
 __all__ = [
@@ -80,13 +81,16 @@ def parallel_parts(
     """The parts of a parallel import of ``files``, or None when it runs in one process.
 
     In one process when: one job (``jobs`` 0 means one per CPU), ``strict`` (the first
-    bad record stops everything), stdin among the inputs, or nothing to split.
+    bad record stops everything), stdin among the inputs, nothing to split, or an input
+    made mostly of small files (:func:`tracescore.parts.mostly_small_files`).
     """
     jobs = resolve_jobs(jobs)
     if jobs < 2 or strict or "-" in files:
         return None
     parts = plan_parts(files, jobs=jobs, idle_records=idle_records)
-    return parts if len(parts) > 1 else None
+    if len(parts) < 2 or mostly_small_files(parts):
+        return None
+    return parts
 
 
 def write_jsonl_parallel(
@@ -365,7 +369,10 @@ def _import_chunks(
         def submit(index: int, part: Part) -> _Pending:
             path = None if spool is None else os.path.join(spool, f"{index}.jsonl")
             slot = None if shared is None else index
-            future = pool.submit(run_part, part, idle_records, encoding, model_context, path, slot)
+            around = neighbours(parts, index)
+            future = pool.submit(
+                run_part, part, idle_records, encoding, model_context, path, slot, around
+            )
             return index, part, path, future
 
         pending: deque[_Pending] = deque()

@@ -18,7 +18,7 @@ from typing import BinaryIO, Final
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.files import is_json_lines
 
-__all__ = ["SCAN_BYTES", "Part", "line_start", "located", "plan_parts"]
+__all__ = ["SCAN_BYTES", "Part", "line_start", "located", "mostly_small_files", "plan_parts"]
 
 #: Bytes read at once when sampling a file or counting its lines.
 SCAN_BYTES: Final = 1024 * 1024
@@ -81,6 +81,32 @@ def plan_parts(
         parts[0] = replace(parts[0], first=True)
         parts[-1] = replace(parts[-1], last=True)
     return parts
+
+
+def mostly_small_files(parts: Sequence[Part]) -> bool:
+    """True when most of the input's bytes are in whole files under the minimum part size.
+
+    A worker holds the traces first seen in the head of its part and sends back those
+    still open at its end when the next part is another file (:mod:`tracescore.part_worker`).
+    A file smaller than a few head windows is nearly all head and tail, so its traces
+    travel back raw and the parent rebuilds them alone: on 20 plain files of 6 MB, a
+    parallel import took 3.97 s where one process took 2.08 s. An input made mostly of
+    such files is better imported in one process. (Compressed files are judged by their
+    size on disk: one of 8 MiB holds a few head windows already.)
+    """
+    small = whole = 0
+    for part in parts:
+        if part.start is not None and part.end is not None:
+            whole += part.end - part.start
+            continue
+        try:
+            size = os.path.getsize(part.path)
+        except OSError:  # the worker reports it
+            continue
+        whole += size
+        if size < _MIN_PART_BYTES:
+            small += size
+    return 2 * small > whole
 
 
 def _bytes_per_record(path: str) -> float | None:
