@@ -12,14 +12,22 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tracescore import part_worker, parts
+from tracescore import parts
 from tracescore.assembly import TraceAssembler
 from tracescore.export import write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.parallel import parallel_parts, write_jsonl_parallel
-from tracescore.part_worker import Neighbours, edge_after, edge_before, neighbours, run_part
+from tracescore.part_worker import (
+    NEIGHBOURS,
+    Neighbours,
+    PartResult,
+    edge_after,
+    edge_before,
+    neighbours,
+    run_part,
+)
 from tracescore.parts import Part, plan_parts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -75,7 +83,7 @@ def _parallel(plan: list[Part]) -> list[bytes]:
     return sorted(out.getvalue().splitlines())
 
 
-def _sent(result: part_worker.PartResult) -> set[str]:
+def _sent(result: PartResult) -> set[str]:
     return {t["trace_id"] for t in orjson.loads(result.boundary)}
 
 
@@ -148,26 +156,77 @@ def test_edges_unknown_beyond_the_neighbours_told_are_taken_whole(
 def test_neighbours_are_bounded_on_each_side() -> None:
     plan = [Part(f"p{k}.jsonl") for k in range(40)]
     middle = neighbours(plan, 20)
-    assert middle.before == tuple(plan[20 - part_worker.NEIGHBOURS : 20])
-    assert middle.after == tuple(plan[21 : 21 + part_worker.NEIGHBOURS])
+    assert middle.before == tuple(plan[20 - NEIGHBOURS : 20])
+    assert middle.after == tuple(plan[21 : 21 + NEIGHBOURS])
     assert not middle.all_before and not middle.all_after
     first, last = neighbours(plan, 0), neighbours(plan, 39)
     assert first.before == () and first.all_before
     assert last.after == () and last.all_after
 
 
-def test_an_input_mostly_of_small_files_is_imported_in_one_process(
+def test_files_read_whole_are_grouped_into_parts_of_a_worthwhile_size(
     lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Small files are all head and tail: their traces would all travel back raw."""
-    small = _cut(lines, tmp_path, [f"s{k}.jsonl" for k in range(6)], [1] * 6)
-    names = [str(p) for p in small]
-    assert parallel_parts(names, jobs=2, idle_records=IDLE, strict=False) is None
-    assert parts.mostly_small_files([Part(n) for n in names])
-    # One file large enough to split, beside a small one: parallel.
-    big = _write(tmp_path / "big.jsonl", lines * 3)
-    monkeypatch.setattr(parts, "_MIN_PART_BYTES", 8 * 1024 * 1024)
-    plan = parallel_parts([str(big), names[0]], jobs=2, idle_records=IDLE, strict=False)
-    assert big.stat().st_size > 16 * 1024 * 1024
-    assert plan is not None and len(plan) == 3
-    assert not parts.mostly_small_files(plan)
+    """A part of one small file is nearly all edges: its worker would decode more of its
+    neighbours than of its own, and send most of its traces back raw."""
+    chunk = lines[: len(lines) // 6]
+    same = [str(_write(tmp_path / f"same{k}.jsonl", chunk)) for k in range(6)]  # equal sizes
+    size = Path(same[0]).stat().st_size
+    assert 6 * size < 8 * 1024 * 1024  # under one 8 MiB part: one group, one process
+    one = plan_parts(same, jobs=2, idle_records=IDLE)
+    assert [p.paths for p in one] == [tuple(same)]
+    assert one[0].first and one[0].last and one[0].start is None
+    assert parallel_parts(same, jobs=2, idle_records=IDLE, strict=False) is None
+    # About total / jobs each, never under the minimum part.
+    halves = plan_parts(same, jobs=2, idle_records=IDLE, min_part_bytes=2 * size)
+    assert [p.paths for p in halves] == [tuple(same[:3]), tuple(same[3:])]
+    assert [p.path for p in halves] == [same[0], same[3]]
+    thirds = plan_parts(same, jobs=1, idle_records=IDLE, min_part_bytes=2 * size)
+    assert [len(p.paths) for p in thirds] == [6]  # one job: one part of everything
+    # Never over the largest part (256 MiB; lowered here); a small remainder joins the
+    # part before it.
+    monkeypatch.setattr(parts, "_MAX_PART_BYTES", 2 * size)
+    capped = plan_parts(same, jobs=1, idle_records=IDLE, min_part_bytes=1)
+    assert [len(p.paths) for p in capped] == [2, 2, 2]
+    monkeypatch.setattr(parts, "_MAX_PART_BYTES", 4 * size)
+    joined = plan_parts(same[:5], jobs=1, idle_records=IDLE, min_part_bytes=1)
+    assert [len(p.paths) for p in joined] == [5]  # 4, then 1 under half of 4: joined
+
+
+def test_runs_of_whole_files_beside_a_split_file_keep_the_input_order(
+    lines: list[bytes], tmp_path: Path
+) -> None:
+    half = len(lines) // 2
+    small = _cut(lines[:half], tmp_path, [f"s{k}.jsonl" for k in range(5)], [1] * 5)
+    total = sum(p.stat().st_size for p in small)
+    big = _write(tmp_path / "big.jsonl", lines[half:])
+    assert big.stat().st_size >= total
+    order = [*small[:2], big, *small[2:]]
+    plan = plan_parts([str(p) for p in order], jobs=2, idle_records=IDLE, min_part_bytes=total // 2)
+    ranges = [k for k, p in enumerate(plan) if p.start is not None]
+    assert len(ranges) >= 2 and {plan[k].path for k in ranges} == {str(big)}  # big is split
+    before = [path for p in plan[: ranges[0]] for path in p.paths]
+    after = [path for p in plan[ranges[-1] + 1 :] for path in p.paths]
+    assert (before, after) == ([str(p) for p in small[:2]], [str(p) for p in small[2:]])
+    assert len(plan) <= len(ranges) + 4  # the small files in few parts
+    assert _parallel(plan) == _sequential(order)
+
+
+def test_edges_are_read_through_the_files_of_a_group(lines: list[bytes], tmp_path: Path) -> None:
+    files = _cut(lines, tmp_path, ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"], [1, 1, 1, 1])
+    names = [str(f) for f in files]
+    plan = [
+        Part(names[0], more=(names[1],), first=True),
+        Part(names[2], more=(names[3],), last=True),
+    ]
+    ids = _ids(files)
+    every = 10 * len(lines) * 200  # more records than the files hold: each read whole
+    assert edge_after(plan[0], neighbours(plan, 0), every) == ids[2] | ids[3]
+    before = edge_before(plan[1], neighbours(plan, 1), every)
+    assert before is not None and set(before) == ids[0] | ids[1]
+    crossing = (ids[0] | ids[1]) & (ids[2] | ids[3])
+    assert _sent(run_part(plan[1], IDLE, around=neighbours(plan, 1))) <= crossing
+    assert _parallel(plan) == _sequential(files)
+    gz = [names[0], str(_write(tmp_path / "b2.jsonl.gz", lines[len(lines) // 4 : len(lines) // 2]))]
+    after_gz = [Part(gz[0], more=(gz[1],), first=True), plan[1]]
+    assert edge_before(after_gz[1], neighbours(after_gz, 1), every) is None  # gzip: not backwards

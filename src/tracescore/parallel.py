@@ -55,7 +55,7 @@ from tracescore.part_worker import (
     neighbours,
     run_part,
 )
-from tracescore.parts import Part, located, mostly_small_files, plan_parts
+from tracescore.parts import Part, file_size, located, plan_parts
 from tracescore.prescore import Prescored, Prescoring, Verdict
 
 __all__ = [
@@ -81,16 +81,13 @@ def parallel_parts(
     """The parts of a parallel import of ``files``, or None when it runs in one process.
 
     In one process when: one job (``jobs`` 0 means one per CPU), ``strict`` (the first
-    bad record stops everything), stdin among the inputs, nothing to split, or an input
-    made mostly of small files (:func:`tracescore.parts.mostly_small_files`).
+    bad record stops everything), stdin among the inputs, or nothing to split.
     """
     jobs = resolve_jobs(jobs)
     if jobs < 2 or strict or "-" in files:
         return None
     parts = plan_parts(files, jobs=jobs, idle_records=idle_records)
-    if len(parts) < 2 or mostly_small_files(parts):
-        return None
-    return parts
+    return parts if len(parts) > 1 else None
 
 
 def write_jsonl_parallel(
@@ -220,7 +217,7 @@ def _one_process(
 ) -> Iterator[Invocation]:
     """The invocations of the files ``parts`` cover, imported in this process."""
     errors.again()
-    paths = list(dict.fromkeys(part.path for part in parts))
+    paths = list(dict.fromkeys(path for part in parts for path in part.paths))
     return invocations_from_batches(
         (batch for path in paths for batch in read_file(path)),
         stats,
@@ -419,10 +416,7 @@ _PROGRESS_EVERY: Final = 0.2
 def _part_bytes(part: Part) -> int:
     if part.start is not None and part.end is not None:
         return part.end - part.start
-    try:
-        return os.path.getsize(part.path)
-    except OSError:  # the worker reports it
-        return 0
+    return sum(file_size(path) for path in part.paths)
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:

@@ -186,7 +186,7 @@ def run_part(
             track_ids=True,
         )
         if part.start is None or part.end is None:
-            batches = read_file(part.path)
+            batches = _read_files(part.paths)
         else:
             shared = _worker_progress
             report = None if slot is None or shared is None else partial(shared.__setitem__, slot)
@@ -319,9 +319,9 @@ def edge_after(part: Part, around: Neighbours, records: int) -> Container[str]:
                 break
             if later.path in covered:  # read already, to its end
                 continue
-            covered.add(later.path)
+            covered.update(later.paths)
             batches = (
-                read_file(later.path)
+                _read_files(later.paths)
                 if later.start is None
                 else read_json_lines(later.path, later.start, sys.maxsize, 0)
             )
@@ -329,6 +329,12 @@ def edge_after(part: Part, around: Neighbours, records: int) -> Container[str]:
     except (InputError, OSError):  # that file's own worker reports it
         return _ALL
     return frozenset(ids) if seen >= records or around.all_after else _ALL
+
+
+def _read_files(paths: Sequence[str]) -> Iterator[Batch]:
+    """The batches of whole files, one after the other (as a one-process import)."""
+    for path in paths:
+        yield from read_file(path)
 
 
 def _take(batches: Iterator[Batch], ids: set[str], records: int) -> int:
@@ -370,20 +376,27 @@ def edge_before(part: Part, around: Neighbours, records: int) -> frozenset[str] 
                 return None
             ids |= found
     for earlier in reversed(around.before):
-        if seen >= records:
-            break
         if earlier.path in covered:  # read already, back to its start
             continue
         covered.add(earlier.path)
-        try:
-            if earlier.start is None and not is_json_lines(earlier.path):
+        ranges = (
+            [(earlier.path, earlier.end)]
+            if earlier.end is not None
+            else [(path, None) for path in reversed(earlier.paths)]
+        )
+        for path, end in ranges:
+            if seen >= records:
+                return frozenset(ids)
+            try:
+                if end is None and not is_json_lines(path):
+                    return None
+                found, count = _ids_before(
+                    path, os.path.getsize(path) if end is None else end, records - seen
+                )
+            except (InputError, OSError):
                 return None
-            end = os.path.getsize(earlier.path) if earlier.end is None else earlier.end
-            found, count = _ids_before(earlier.path, end, records - seen)
-        except (InputError, OSError):
-            return None
-        ids |= found
-        seen += count
+            ids |= found
+            seen += count
     return frozenset(ids) if seen >= records or around.all_before else None
 
 
