@@ -17,8 +17,10 @@ as a one-process import reads them, file after file (:class:`Neighbours`,
 whatever their format (a compressed file is decompressed only as far as needed); before
 it, the previous files' last records, read backwards when they are plain JSON Lines. A
 previous file that cannot be read backwards (compressed, protobuf, a single document)
-means every head trace is held, and a worker not told its neighbours holds every head
-trace and sends back every trace in flight at its end. Held and continued traces go back
+means every head trace is held. (A worker not told its neighbours reads the edges in its
+own file only: at a cut between files it holds every head trace and sends back every
+trace in flight at its end.) A part may also be several whole files, read one after the
+other (:mod:`tracescore.parts` groups small ones). Held and continued traces go back
 raw (:func:`encode_boundary`), with what the parent needs to join them as one process
 would (:class:`tracescore.cuts.PartEdges`). Reading the neighbours' edges costs each
 worker a decode of about two head windows; without it every head trace and every trace
