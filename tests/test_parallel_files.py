@@ -230,3 +230,18 @@ def test_edges_are_read_through_the_files_of_a_group(lines: list[bytes], tmp_pat
     gz = [names[0], str(_write(tmp_path / "b2.jsonl.gz", lines[len(lines) // 4 : len(lines) // 2]))]
     after_gz = [Part(gz[0], more=(gz[1],), first=True), plan[1]]
     assert edge_before(after_gz[1], neighbours(after_gz, 1), every) is None  # gzip: not backwards
+
+
+def test_a_fallback_to_one_process_reads_every_file_of_every_group(
+    lines: list[bytes], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same records in two groups (a retried export): the cuts cannot settle it."""
+    chunk = lines[: len(lines) // 4]
+    same = [_write(tmp_path / f"same{k}.jsonl", chunk) for k in range(4)]
+    size = same[0].stat().st_size
+    plan = plan_parts([str(p) for p in same], jobs=2, idle_records=IDLE, min_part_bytes=2 * size)
+    assert [len(p.paths) for p in plan] == [2, 2]
+    with caplog.at_level("WARNING", logger="tracescore.parallel"):
+        got = _parallel(plan)
+    assert "importing in one process" in caplog.text
+    assert got == _sequential(same)
