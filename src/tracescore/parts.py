@@ -128,7 +128,7 @@ def _grouped(files: Sequence[tuple[str, int]], *, jobs: int, least: int) -> list
     if not files:
         return []
     total = sum(size for _, size in files)
-    target = min(_MAX_PART_BYTES, max(least, math.ceil(total / jobs)))
+    target = min(_MAX_PART_BYTES, max(least, math.ceil(total / max(1, jobs))))
     groups: list[list[str]] = [[]]
     sizes = [0]
     for path, size in files:
