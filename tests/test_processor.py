@@ -367,12 +367,17 @@ def test_spans_queued_during_a_scoring_burst_are_taken_in_between(
     assert sum(outcomes.values()) == burst + 10  # none lost or doubled
 
 
+@pytest.mark.parametrize("pump_s", [None, 0.0])
 def test_the_event_loop_runs_while_a_backlog_is_scored(
-    rig: Callable[..., _FakeClockRig], monkeypatch: pytest.MonkeyPatch
+    rig: Callable[..., _FakeClockRig], monkeypatch: pytest.MonkeyPatch, pump_s: float | None
 ) -> None:
     """Found by the load test on a loaded CI machine: scoring a backlog (and the traces its
     interleaved intake released) ran without giving the event loop back for seconds, so
-    every judge call timed out. The pump now yields between steps (here at every one)."""
+    every judge call timed out. The pump now yields between steps (here at every one).
+
+    With ``pump_s`` 0, the pump returns at its deadline after its first step, as on a CI
+    machine so loaded that a step took longer than ``_PUMP_S``: it yields before
+    returning (else the flush that follows scored a second step first)."""
     import asyncio
 
     from tracescore.live import engine as engine_module
@@ -381,6 +386,8 @@ def test_the_event_loop_runs_while_a_backlog_is_scored(
     backlog = 1000
     r = rig()
     r.hold(backlog)
+    if pump_s is not None:  # once the backlog is held (it is taken in over many steps)
+        monkeypatch.setattr(engine_module, "_PUMP_S", pump_s)
     scored_when_loop_ran: list[int] = []
     submitted = [0]
 

@@ -363,11 +363,13 @@ class LiveEngine:
             if not taken and not scored:
                 return
             now = time.perf_counter()
-            if budget <= 0 and now >= deadline:
-                return
             if now >= next_yield:
+                # Before the deadline's return too: a flush right after the pump scores a
+                # step before it yields, and the loop would wait two steps.
                 await asyncio.sleep(0)  # let judge replies in
                 next_yield = time.perf_counter() + _YIELD_S
+            if budget <= 0 and now >= deadline:
+                return
 
     def _intake(self, limit: int) -> int:
         """Convert up to ``limit`` queued SDK spans and log records and assemble them.
