@@ -5,10 +5,10 @@ protobuf, single documents), or a plain one too small to cut, is read whole, and
 consecutive files read whole are grouped into parts of a worthwhile size: a worker
 decodes about two head windows of its neighbours' records besides its own (see
 :mod:`tracescore.part_worker`), which a part of one small file does not pay for (48
-plain files of 10 MB took 13.9 s to import on two processes, 9.6 s in one, before they
-were grouped). Line numbers before a cut are not counted up front: a worker numbers its
-part's lines from 1, and only when it reports bad records are their lines shifted
-(:func:`located`).
+plain files of 10 MB took 13.9 s to import on two processes, 7.3-9.6 s in one, before
+they were grouped; 4.7 s since). Line numbers before a cut are not counted up front: a
+worker numbers its part's lines from 1, and only when it reports bad records are their
+lines shifted (:func:`located`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ class Part:
     Attributes:
         path: The file.
         start: First byte (a line start); None to read the whole file in its own format.
-        more: Files read whole after ``path`` (in this order), when ``start`` is None.
         end: Byte offset the part stops before; None with ``start``.
         first_line: 1-based number of the line at ``start``; None when not counted yet.
             A worker then numbers the part's lines from 1, and the parent shifts the
@@ -59,6 +58,7 @@ class Part:
             worker could start, for a number that only errors need.
         first: Nothing comes before this part.
         last: Nothing comes after it.
+        more: Files read whole after ``path`` (in this order), when ``start`` is None.
 
     """
 
