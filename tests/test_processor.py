@@ -20,7 +20,7 @@ from live_fixtures import PARIS, total, value, write_goldens
 from tracescore.criteria import Criterion, EvalContext
 from tracescore.criteria.base import Score
 from tracescore.eval_config import criteria_from_config
-from tracescore.live.engine import LiveOptions
+from tracescore.live.options import LiveOptions
 from tracescore.processor import ScoringSpanProcessor
 from tracescore.sampling import SamplingPolicy
 

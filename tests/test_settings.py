@@ -147,7 +147,7 @@ def test_live_defaults_of_the_settings_file_are_the_engines() -> None:
     # A processor built from a settings file behaves like one built from Python: every
     # bound the file can set defaults to the engine's value, none is left out.
     from tracescore.live.config import LiveSettings
-    from tracescore.live.engine import LiveOptions
+    from tracescore.live.options import LiveOptions
 
     assert LiveSettings().options() == LiveOptions()
     assert set(LiveOptions.__dataclass_fields__) <= set(LiveSettings.model_fields)

@@ -41,7 +41,8 @@ from tracescore.arguments import (
     port_argument,
     with_informational,
 )
-from tracescore.live.engine import LiveEngine, LiveOptions
+from tracescore.live.engine import LiveEngine
+from tracescore.live.options import LiveOptions
 from tracescore.live.scorer import LiveScorer
 from tracescore.sampling import SamplingPolicy
 

@@ -16,7 +16,7 @@ from live_agent import run_agent
 from live_fixtures import total, value
 from tracescore.criteria import informational_criteria
 from tracescore.eval_config import criteria_from_config
-from tracescore.live.engine import LiveOptions
+from tracescore.live.options import LiveOptions
 from tracescore.live.scorer import BACKLOG_FULL
 from tracescore.processor import ScoringSpanProcessor
 from tracescore.sampling import SamplingPolicy

@@ -29,7 +29,7 @@ from live_fixtures import total, value
 from tracescore.criteria import informational_criteria
 from tracescore.eval_config import criteria_from_config
 from tracescore.live.assembly import _RECENT_MAX
-from tracescore.live.engine import LiveOptions
+from tracescore.live.options import LiveOptions
 from tracescore.processor import ScoringSpanProcessor
 from tracescore.sampling import SamplingPolicy
 

@@ -43,7 +43,7 @@ from tracescore.config_fields import OneOrMany
 from tracescore.criteria import Criterion, informational_criteria
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.goldens import GoldenSet, load_goldens
-from tracescore.live.engine import LiveOptions
+from tracescore.live.options import LiveOptions
 from tracescore.sampling import SamplingPolicy
 
 if TYPE_CHECKING:

@@ -30,13 +30,13 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from opentelemetry import context as otel_context
 
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.live.assembly import LiveAssembler, LiveTrace
+from tracescore.live.options import LiveOptions
 from tracescore.spans import LogRecord, SpanRecord
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from tracescore.live.scorer import LiveScorer
 
-__all__ = ["LiveEngine", "LiveOptions"]
+__all__ = ["LiveEngine"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,36 +57,6 @@ _SCORE_STEP = 64  # released traces scored per step (~0.1 ms each)
 _YIELD_S = 0.05  # longest stretch of work before the event loop runs again
 _PUMP_S = 0.25  # a pump under sustained load returns to the main loop after this
 _MAX_RELEASED = 256  # released traces waiting, beyond which the queue is left to wait
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LiveOptions:
-    """Bounds and windows of live scoring.
-
-    Attributes:
-        max_queue: Records waiting for the worker; beyond it the processor drops the
-            oldest span and the receiver refuses batches. Kept small: a queued SDK span
-            is a dozen objects that garbage collections walk on the agent's thread too.
-        wake_at: Queued records that wake the worker before its tick.
-        tick_s: Longest the worker sleeps between looks at the queue and the windows.
-        idle_s: Quiet time after which a trace whose root ended is complete.
-        orphan_ttl_s: Quiet time after which a rootless trace is released incomplete.
-        max_traces: Traces in flight in the assembler.
-        max_spans_per_trace: Spans kept per trace.
-        max_judged_traces: Traces waiting for the judge before judged criteria are shed.
-        shutdown_timeout_s: Default deadline of ``shutdown``.
-
-    """
-
-    max_queue: int = 16_384
-    wake_at: int = 512
-    tick_s: float = 0.25
-    idle_s: float = 2.0
-    orphan_ttl_s: float = 120.0
-    max_traces: int = 10_000
-    max_spans_per_trace: int = 10_000
-    max_judged_traces: int = 256
-    shutdown_timeout_s: float = 30.0
 
 
 class LiveEngine:
