@@ -17,9 +17,10 @@ from typing import Any
 
 from fake_judges import FakeReply, gemini_error
 from tracescore.judge.cache import JudgeCache
-from tracescore.judge.client import JudgeCallRecord, JudgeClient
+from tracescore.judge.client import JudgeClient
 from tracescore.judge.costs import PriceTable, SpendLedger
 from tracescore.judge.limits import BreakerState, CircuitBreaker, RetryPolicy
+from tracescore.judge.outcomes import JudgeCallRecord
 
 # A phrase of each criterion's system instruction.
 MATCH = "You grade an AI agent's answer"

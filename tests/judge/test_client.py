@@ -48,9 +48,10 @@ from tracescore.exceptions import (
 )
 from tracescore.judge.backends import GeminiBackend
 from tracescore.judge.cache import JudgeCache
-from tracescore.judge.client import JudgeCallRecord, JudgeClient
+from tracescore.judge.client import JudgeClient
 from tracescore.judge.costs import PriceTable, SpendLedger
 from tracescore.judge.limits import CircuitBreaker, RetryPolicy
+from tracescore.judge.outcomes import JudgeCallRecord
 from tracescore.judge.redaction import Redactor
 from tracescore.judge.types import JudgeReply, JudgeRequest
 

@@ -21,9 +21,10 @@ from tracescore.criteria.judged import json_schema
 from tracescore.criteria.text import ResponseMatchScore
 from tracescore.criteria.trajectory import ToolTrajectoryAvgScore
 from tracescore.judge.backends import GeminiBackend
-from tracescore.judge.client import JudgeCallRecord, JudgeClient
+from tracescore.judge.client import JudgeClient
 from tracescore.judge.costs import PriceTable, SpendLedger
 from tracescore.judge.limits import RetryPolicy
+from tracescore.judge.outcomes import JudgeCallRecord
 from tracescore.judge.types import JudgeRequest
 from tracescore.model import Invocation
 from tracescore.scoring import InvocationResult, Outcome

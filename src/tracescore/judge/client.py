@@ -35,7 +35,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
 import orjson
@@ -44,9 +44,6 @@ from pydantic import BaseModel, ValidationError
 from tracescore.conventions.messages import JsonValue
 from tracescore.exceptions import (
     BudgetExhausted,
-    JudgeBlocked,
-    JudgeConnectionError,
-    JudgeEmptyReply,
     JudgeError,
     JudgeHTTPError,
     JudgeTimeout,
@@ -56,10 +53,11 @@ from tracescore.exceptions import (
 from tracescore.judge.cache import JudgeCache, cache_key
 from tracescore.judge.costs import PriceTable, SpendLedger
 from tracescore.judge.limits import CircuitBreaker, RateLimiter, RetryPolicy
+from tracescore.judge.outcomes import JudgeCallRecord, JudgeStats, means_down, outcome_of
 from tracescore.judge.redaction import Redactor
 from tracescore.judge.types import JudgeBackend, JudgeReply, JudgeRequest
 
-__all__ = ["JudgeCallRecord", "JudgeClient", "JudgeStats", "ModelLimits"]
+__all__ = ["JudgeClient", "ModelLimits"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,73 +73,6 @@ class ModelLimits:
 
     rpm: float | None = None
     tpm: float | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JudgeCallRecord:
-    """One attempt (or cache hit, or refusal to call), as reported to the observer.
-
-    Attributes:
-        criterion: The criterion that asked.
-        model: The judge model.
-        outcome: ``ok``, ``cached``, ``timeout``, ``http_<status>``, ``connection_error``,
-            ``blocked``, ``empty``, ``unparsable``, ``unavailable``, ``budget_exhausted``.
-        duration_s: Wall time of the provider call (0 when not called).
-        input_tokens: Prompt tokens billed (0 when not called).
-        output_tokens: Reply tokens billed.
-        cost_usd: Estimated cost of this attempt, None when the model has no price.
-
-    """
-
-    criterion: str
-    model: str
-    outcome: str
-    duration_s: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
-
-
-@dataclass(slots=True)
-class JudgeStats:
-    """Counters since the client was created (also what ``--detailed`` prints)."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    outcomes: dict[str, int] = field(default_factory=dict)
-
-    def count(self, outcome: str) -> None:
-        """Add one attempt with ``outcome``."""
-        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
-
-
-_OUTCOMES: dict[type[JudgeError], str] = {
-    JudgeTimeout: "timeout",
-    JudgeConnectionError: "connection_error",
-    JudgeBlocked: "blocked",
-    JudgeEmptyReply: "empty",
-    JudgeUnparsableReply: "unparsable",
-    JudgeUnavailable: "unavailable",
-    BudgetExhausted: "budget_exhausted",
-}
-
-
-def _outcome_of(exc: JudgeError) -> str:
-    """The bounded ``outcome`` label of a failure (see :class:`JudgeCallRecord`)."""
-    if isinstance(exc, JudgeHTTPError):
-        return f"http_{exc.status}"
-    return _OUTCOMES.get(type(exc), "error")
-
-
-def _means_down(exc: JudgeError) -> bool:
-    """Whether a failure says the judge is down (fed to the breaker).
-
-    429 is rate limiting and other 4xx our own mistake: neither means it is unavailable.
-    """
-    if isinstance(exc, JudgeHTTPError):
-        return exc.status >= 500 or exc.status == 408
-    return exc.retryable
 
 
 class JudgeClient:
@@ -454,12 +385,12 @@ class JudgeClient:
     def _failed(
         self, exc: JudgeError, *, request: JudgeRequest, criterion: str, started: float
     ) -> None:
-        if _means_down(exc):
+        if means_down(exc):
             self.breaker.record_failure()
         else:
             # The judge answered (429, 4xx, blocked, empty): it is up.
             self.breaker.record_success()
-        outcome = _outcome_of(exc)
+        outcome = outcome_of(exc)
         self.stats.count(outcome)
         self._report(
             JudgeCallRecord(

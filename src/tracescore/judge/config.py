@@ -41,9 +41,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tracescore.exceptions import ConfigError
 from tracescore.judge.cache import JudgeCache
-from tracescore.judge.client import JudgeCallRecord, JudgeClient, ModelLimits
+from tracescore.judge.client import JudgeClient, ModelLimits
 from tracescore.judge.costs import ModelPrice, PriceTable, SpendLedger
 from tracescore.judge.limits import CircuitBreaker, RetryPolicy
+from tracescore.judge.outcomes import JudgeCallRecord
 from tracescore.judge.redaction import Redactor
 from tracescore.judge.types import JudgeBackend
 

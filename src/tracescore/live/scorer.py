@@ -46,7 +46,8 @@ from tracescore.spans import STATUS_ERROR, Attributes, AttrValue, SpanRecord
 from tracescore.trajectory import build_invocations
 
 if TYPE_CHECKING:
-    from tracescore.judge.client import JudgeCallRecord, JudgeClient
+    from tracescore.judge.client import JudgeClient
+    from tracescore.judge.outcomes import JudgeCallRecord
     from tracescore.sinks.otel_events import EvaluationEventSink
     from tracescore.sinks.prometheus import ScoreMetrics
 

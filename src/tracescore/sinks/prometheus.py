@@ -27,8 +27,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from tracescore.criteria.base import Criterion
-from tracescore.judge.client import JudgeCallRecord
 from tracescore.judge.costs import SpendLedger
+from tracescore.judge.outcomes import JudgeCallRecord
 from tracescore.scoring import InvocationResult
 
 __all__ = ["SCORE_BUCKETS", "ScoreMetrics"]
