@@ -53,7 +53,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from live_agent import run_agent
-from tracescore.live.engine import LiveOptions
+from tracescore.live.options import LiveOptions
 from tracescore.processor import ScoringSpanProcessor
 
 

@@ -56,7 +56,8 @@ def score_all(requests: list[bytes], goldens: Path) -> tuple[float, int, int, di
     from tracescore.formats.otlp_proto import decode_trace_request
     from tracescore.goldens import load_goldens
     from tracescore.live.config import LiveSettings, live_criteria
-    from tracescore.live.engine import LiveEngine, LiveOptions
+    from tracescore.live.engine import LiveEngine
+    from tracescore.live.options import LiveOptions
     from tracescore.live.scorer import LiveScorer
     from tracescore.spans import Origin
 

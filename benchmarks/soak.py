@@ -474,7 +474,7 @@ def run_processor(args: argparse.Namespace) -> int:
     from tracescore.criteria import informational_criteria
     from tracescore.eval_config import criteria_from_config
     from tracescore.goldens import load_goldens
-    from tracescore.live.engine import LiveOptions
+    from tracescore.live.options import LiveOptions
     from tracescore.processor import ScoringSpanProcessor
 
     if args.recent_max:
