@@ -287,8 +287,10 @@ def test_edge_ids_cover_the_records_a_neighbour_may_share(
     want = 900
     before = _trace_ids(traffic, 0, second.start)
     after = _trace_ids(traffic, second.start, traffic.stat().st_size)
-    got_before = part_worker.ids_before(str(traffic), second.start, want)
-    got_after = part_worker.ids_after(first, want)
+    got_before, read = part_worker.ids_before(str(traffic), second.start, want)
+    assert read >= want
+    got_after = part_worker.edge_after(first, part_worker.Neighbours(), want)
+    assert isinstance(got_after, frozenset)
     assert set().union(*before[-want:]) <= got_before
     assert set().union(*after[:want]) <= got_after
     assert got_before < set().union(*before)

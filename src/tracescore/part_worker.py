@@ -6,10 +6,10 @@ import would, except for the traces that may cross a cut:
 * a trace first seen in the first ``2 × idle_records`` records of a part (its *head*)
   may have begun in the part before, but only if it shows up in that part's last
   ``2 × idle_records + idle_records // 8`` records: a sequential import would have
-  released it otherwise. The worker reads those records' trace ids (:func:`ids_before`:
+  released it otherwise. The worker reads those records' trace ids (:func:`edge_before`:
   decoding them, not assembling them) and *holds* only the head traces among them;
 * a trace still in flight at the end of a part continues in the next one only if its id
-  is among those of the next part's head, read the same way (:func:`ids_after`).
+  is among those of the next part's head, read the same way (:func:`edge_after`).
 
 Where a part meets another file, the records before and after it are read across files
 as a one-process import reads them, file after file (:class:`Neighbours`,
@@ -18,17 +18,17 @@ whatever their format (a compressed file is decompressed only as far as needed);
 it, the previous files' last records, read backwards when they are plain JSON Lines. A
 previous file that cannot be read backwards (compressed, protobuf, a single document)
 means every head trace is held. (A worker not told its neighbours reads the edges in its
-own file only: at a cut between files it holds every head trace and sends back every
-trace in flight at its end.) A part may also be several whole files, read one after the
-other (:mod:`tracescore.parts` groups small ones). Held and continued traces go back
-raw (:func:`encode_boundary`), with what the parent needs to join them as one process
-would (:class:`tracescore.cuts.PartEdges`). Reading the neighbours' edges costs each
-worker a decode of about two head windows; without it every head trace and every trace
-in flight at a cut travelled back raw and was rebuilt by the parent alone, a serial share
-that grew with the head window. (At a cut between files it was so until this reading
-across files: the 50k-span benchmark file followed by four small files took 3.60 s to
-import on two processes against 1.94 s alone, as its last part sent back all of its
-~400 traces in flight.)
+own file only; where that is not enough, at a cut between files say, it holds every head
+trace and sends back every trace in flight at its end.) A part may also be several whole
+files, read one after the other (:mod:`tracescore.parts` groups small ones). Held and
+continued traces go back raw (:func:`encode_boundary`), with what the parent needs to
+join them as one process would (:class:`tracescore.cuts.PartEdges`). Reading the
+neighbours' edges costs each worker a decode of about two head windows; without it every
+head trace and every trace in flight at a cut travelled back raw and was rebuilt by the
+parent alone, a serial share that grew with the head window. (At a cut between files it
+was so until this reading across files: the 50k-span benchmark file followed by four
+small files took 3.60 s to import on two processes against 1.94 s alone, as its last
+part sent back all of its ~400 traces in flight.)
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import os
 import pickle
 import sys
 from collections.abc import Container, Iterable, Iterator, Sequence
-from contextlib import closing, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Any, Final, Literal
@@ -64,7 +64,6 @@ __all__ = [
     "PartResult",
     "decode_boundary",
     "encode_boundary",
-    "ids_after",
     "ids_before",
     "Neighbours",
     "edge_after",
@@ -135,6 +134,9 @@ class Neighbours:
     all_after: bool = False
 
 
+#: No neighbours told: only the part's own file is read for its edges.
+_ALONE: Final = Neighbours()
+
 #: Parts a worker is told about on each side of its own: enough to cover the edge windows
 #: unless files are tiny, when what they do not cover is taken as unknown.
 NEIGHBOURS: Final = 16
@@ -159,7 +161,7 @@ def run_part(
     model_context: bool = True,
     spool: str | None = None,
     slot: int | None = None,
-    around: Neighbours | None = None,
+    around: Neighbours = _ALONE,
 ) -> PartResult:
     """Worker: import one part; return its encoded invocations and its boundary traces.
 
@@ -174,13 +176,8 @@ def run_part(
         # The records before the part are read to learn which of its head traces may
         # have begun earlier (the others are built here).
         window = head + max(1, idle_records // 8)
-        hold_only = None
-        if part.first:
-            pass  # nothing before it: no head to hold
-        elif around is not None:
-            hold_only = edge_before(part, around, window)
-        elif part.start:
-            hold_only = ids_before(part.path, part.start, window)
+        # (Nothing before the first part: it holds no head, whatever this says.)
+        hold_only = None if part.first else edge_before(part, around, window)
         asm = TraceAssembler(
             idle_records=idle_records,
             hold_head=0 if part.first else head,
@@ -209,13 +206,7 @@ def run_part(
                 encoded = jsonl(found)
             else:
                 kept = list(found)
-            continued: Container[str] = _ALL
-            if part.last:
-                continued = frozenset()
-            elif around is not None:
-                continued = edge_after(part, around, head)
-            elif part.end is not None and part.end < os.path.getsize(part.path):
-                continued = ids_after(part, head)
+            continued = frozenset() if part.last else edge_after(part, around, head)
             complete, boundary = asm.drain(continued=continued)
             kept.extend(
                 i
@@ -282,23 +273,6 @@ class _All:
 
 
 _ALL: Final = _All()
-
-
-def ids_after(part: Part, records: int) -> frozenset[str]:
-    """Trace ids of the first ``records`` records after ``part`` (the next part's head).
-
-    Whole lines are read, so a few more records may be covered: a larger set only sends
-    more traces back raw, never fewer.
-    """
-    assert part.end is not None
-    ids: set[str] = set()
-    seen = 0
-    with closing(read_json_lines(part.path, part.end, sys.maxsize, 0)) as batches:
-        for batch in batches:
-            seen += _add_trace_ids(batch, ids)
-            if seen >= records:
-                break
-    return frozenset(ids)
 
 
 def edge_after(part: Part, around: Neighbours, records: int) -> Container[str]:
@@ -373,7 +347,7 @@ def edge_before(part: Part, around: Neighbours, records: int) -> frozenset[str] 
         covered.add(part.path)
         if part.start:
             try:
-                found, seen = _ids_before(part.path, part.start, records)
+                found, seen = ids_before(part.path, part.start, records)
             except (InputError, OSError):
                 return None
             ids |= found
@@ -392,7 +366,7 @@ def edge_before(part: Part, around: Neighbours, records: int) -> frozenset[str] 
             try:
                 if end is None and not is_json_lines(path):
                     return None
-                found, count = _ids_before(
+                found, count = ids_before(
                     path, os.path.getsize(path) if end is None else end, records - seen
                 )
             except (InputError, OSError):
@@ -402,17 +376,13 @@ def edge_before(part: Part, around: Neighbours, records: int) -> frozenset[str] 
     return frozenset(ids) if seen >= records or around.all_before else None
 
 
-def ids_before(path: str, end: int, records: int) -> frozenset[str]:
-    """Trace ids of (at least) the last ``records`` records before byte ``end``.
+def ids_before(path: str, end: int, records: int) -> tuple[frozenset[str], int]:
+    """Trace ids of (at least) the last ``records`` records before byte ``end``; the count.
 
+    The count is of the records read: fewer than asked when the file starts sooner.
     ``end`` is a line start. The file is read backwards in blocks of whole lines, each
     block sized from the bytes per record seen so far.
     """
-    return _ids_before(path, end, records)[0]
-
-
-def _ids_before(path: str, end: int, records: int) -> tuple[frozenset[str], int]:
-    """:func:`ids_before`, and the records read (fewer than asked at the file's start)."""
     ids: set[str] = set()
     seen = 0
     hi, step = end, SCAN

@@ -89,7 +89,8 @@ def plan_parts(
     """
     parts: list[Part] = []
     whole: list[tuple[str, int]] = []  # files read whole, not grouped yet: (path, size)
-    least = min_part_bytes or _MIN_PART_BYTES  # the minimum part, at least as large
+    # The largest minimum part of the plain files so far: no group is smaller.
+    least = min_part_bytes or _MIN_PART_BYTES
     for path in files:
         per_record = _bytes_per_record(path) if is_json_lines(path) else None
         size = file_size(path)
