@@ -149,7 +149,8 @@ def test_options_from_the_environment(tmp_path: Path) -> None:
 
 def test_import_starts_without_the_other_commands_modules(tmp_path: Path) -> None:
     """Each command imports what it uses when it runs: a small ``tracescore import`` does
-    not pay ~0.45 s for the judge, the settings models and the servers."""
+    not pay ~0.45 s for the judge, the settings models and the servers, nor ~0.3 s for
+    the criteria and goldens that replay's import workers score with."""
     import subprocess
     import sys
 
@@ -159,7 +160,8 @@ def test_import_starts_without_the_other_commands_modules(tmp_path: Path) -> Non
         f"main(['import', {str(EXAMPLES)!r}, '-q', '-o', {str(tmp_path / 'out.jsonl')!r}],"
         " standalone_mode=False)\n"
         "heavy = ['tracescore.judge.config', 'tracescore.settings', 'tracescore.server',"
-        " 'tracescore.cli.serve_cmd', 'tracescore.cli.replay_cmd', 'google.genai']\n"
+        " 'tracescore.cli.serve_cmd', 'tracescore.cli.replay_cmd', 'google.genai',"
+        " 'tracescore.prescore', 'tracescore.criteria', 'tracescore.goldens', 'pydantic']\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     done = subprocess.run(

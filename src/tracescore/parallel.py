@@ -36,7 +36,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from contextlib import closing
 from dataclasses import dataclass
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from tracescore.assembly import AssembledTrace, TraceAssembler
 from tracescore.cuts import CutJoiner, Diverged, PartEdges
@@ -56,7 +56,9 @@ from tracescore.part_worker import (
     run_part,
 )
 from tracescore.parts import Part, file_size, located, plan_parts
-from tracescore.prescore import Prescored, Prescoring, Verdict
+
+if TYPE_CHECKING:  # replay's; import_parallel is only given them by replay
+    from tracescore.prescore import Prescored, Prescoring, Verdict
 
 __all__ = [
     "Part",

@@ -42,7 +42,7 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import orjson
 
@@ -54,8 +54,12 @@ from tracescore.formats.files import is_json_lines, read_file, read_json_lines
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
 from tracescore.model import Invocation
 from tracescore.parts import SCAN_BYTES, Part, line_start
-from tracescore.prescore import Prescoring, Verdict, prescore
 from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
+
+if TYPE_CHECKING:
+    # Scoring is for replay only: ``tracescore import`` never loads the criteria (their
+    # imports, pydantic and the goldens' schema among them, took ~0.3 s of its start-up).
+    from tracescore.prescore import Prescoring, Verdict
 
 __all__ = [
     "COPY_BUFFER",
@@ -244,6 +248,8 @@ def _with_verdicts(
     """
     if _worker_scoring is None:
         return kept
+    from tracescore.prescore import prescore  # noqa: PLC0415 - loaded: replay set the scoring
+
     try:
         return kept, prescore(kept, _worker_scoring)
     except Exception:  # any error: the parent scores these turns and reports it
