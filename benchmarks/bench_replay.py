@@ -78,7 +78,7 @@ import orjson
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_import import ensure_file  # noqa: E402
+from bench_import import ensure_file, installed_bytecode  # noqa: E402
 
 from tracescore.criteria import Criterion, criterion_class  # noqa: E402
 from tracescore.criteria.base import EvalContext  # noqa: E402
@@ -382,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"CHECK FAILED: {outcomes['scored']} turns scored for {written} goldens")
 
     if args.cli_repeat:
+        installed_bytecode()  # as bench_import: start as an installed copy does
         cli_c, cli_d = cli_rounds(traces, goldens, args.cli_repeat)
         med, low, high = paired_ratio(cli_d, cli_c)
         print()

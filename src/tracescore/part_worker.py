@@ -38,8 +38,8 @@ import logging
 import os
 import pickle
 import sys
-from collections.abc import Container, Iterable, Iterator, Sequence
-from contextlib import nullcontext
+from collections.abc import Container, Generator, Iterable, Iterator, Sequence
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -50,7 +50,13 @@ from tracescore.assembly import AssembledTrace, TraceAssembler
 from tracescore.exceptions import InputError
 from tracescore.export import invocation_record
 from tracescore.formats.base import Batch
-from tracescore.formats.files import is_json_lines, read_file, read_json_lines
+from tracescore.formats.files import (
+    is_json_lines,
+    json_lines_between,
+    read_file,
+    read_json_lines,
+)
+from tracescore.formats.trace_ids import add_line_trace_ids
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
 from tracescore.model import Invocation
 from tracescore.parts import SCAN_BYTES, Part, line_start
@@ -295,46 +301,60 @@ def edge_after(part: Part, around: Neighbours, records: int) -> Container[str]:
     try:
         if part.end is not None:
             covered.add(part.path)
-            seen = _take(read_json_lines(part.path, part.end, sys.maxsize, 0), ids, records)
+            seen = _take(_range_ids(part.path, part.end, sys.maxsize, ids), records)
         for later in around.after:
             if seen >= records:
                 break
             if later.path in covered:  # read already, to its end
                 continue
             covered.update(later.paths)
-            batches = (
-                _read_files(later.paths)
+            counts = (
+                _batch_ids(_read_files(later.paths), ids)
                 if later.start is None
-                else read_json_lines(later.path, later.start, sys.maxsize, 0)
+                else _range_ids(later.path, later.start, sys.maxsize, ids)
             )
-            seen += _take(batches, ids, records - seen)
+            seen += _take(counts, records - seen)
     except (InputError, OSError):  # that file's own worker reports it
         return _ALL
     return frozenset(ids) if seen >= records or around.all_after else _ALL
 
 
-def _read_files(paths: Sequence[str]) -> Iterator[Batch]:
+def _read_files(paths: Sequence[str]) -> Generator[Batch, None, None]:
     """The batches of whole files, one after the other (as a one-process import)."""
     for path in paths:
         yield from read_file(path)
 
 
-def _take(batches: Iterator[Batch], ids: set[str], records: int) -> int:
-    """Add the trace ids of ``batches`` to ``ids`` until ``records``; the records read.
+def _take(counts: Generator[int, None, None], records: int) -> int:
+    """Run ``counts`` (records read, per record) until ``records``; the records read.
 
     The reader is closed as soon as enough is read (its file with it).
     """
     seen = 0
-    try:
-        for batch in batches:
-            seen += _add_trace_ids(batch, ids)
+    with closing(counts):
+        for count in counts:
+            seen += count
             if seen >= records:
                 break
-    finally:
-        close = getattr(batches, "close", None)
-        if close is not None:
-            close()
     return seen
+
+
+def _range_ids(path: str, start: int, end: int, ids: set[str]) -> Generator[int, None, None]:
+    """Add the trace ids of the JSON Lines from ``start`` to ``ids``, line by line.
+
+    Each step yields the line's record count. Only the ids are read (much faster than
+    decoding the spans, see :mod:`tracescore.formats.trace_ids`).
+    """
+    with closing(json_lines_between(path, start, end)) as lines:
+        for line in lines:
+            yield add_line_trace_ids(line, ids)
+
+
+def _batch_ids(batches: Generator[Batch, None, None], ids: set[str]) -> Generator[int, None, None]:
+    """Add the trace ids of ``batches`` to ``ids``; each step yields a batch's records."""
+    with closing(batches):
+        for batch in batches:
+            yield _add_trace_ids(batch, ids)
 
 
 def edge_before(part: Part, around: Neighbours, records: int) -> frozenset[str] | None:
@@ -398,8 +418,7 @@ def ids_before(path: str, end: int, records: int) -> tuple[frozenset[str], int]:
             if lo >= hi:  # one line longer than the block
                 step *= 2
                 continue
-            for batch in read_json_lines(path, lo, hi, 0):
-                seen += _add_trace_ids(batch, ids)
+            seen += sum(_range_ids(path, lo, hi, ids))
             if seen:
                 step = max(SCAN, int((records - seen) * (end - lo) / seen * 1.1))
             else:

@@ -9,6 +9,9 @@
 3. The fast path agrees with the checked path wherever it returns a record.
 4. The typed pass over the bytes (``decode_json_bytes``) gives exactly what
    ``orjson.loads`` + ``decode_json_document`` give, on all of the above.
+5. The trace-id scan of a parallel import's edges (``add_line_trace_ids``) never raises
+   and, wherever the document decodes without a bad record, finds exactly its trace ids
+   and records.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import _span_lenient, decode_json_document
 from tracescore.formats.otlp_json_fast import FAST_ERRORS, span_fast
 from tracescore.formats.otlp_json_typed import decode_json_bytes
+from tracescore.formats.trace_ids import add_line_trace_ids
 from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
 
 ORIGIN = Origin("traces.jsonl", 7)
@@ -314,6 +318,21 @@ def _check_typed_pass_agrees(doc: Any, origin: Origin) -> None:
         data = json.dumps(doc).encode()
     reference = _outcome(lambda: decode_json_document(orjson.loads(data), origin=origin))
     assert _outcome(lambda: decode_json_bytes(data, origin=origin)) == reference
+    _check_trace_ids_agree(data)
+
+
+def _check_trace_ids_agree(data: bytes) -> None:
+    ids: set[str] = set()
+    records = add_line_trace_ids(data, ids)
+    try:
+        batch = decode_json_document(orjson.loads(data), origin=ORIGIN)
+    except orjson.JSONDecodeError:
+        assert (ids, records) == (set(), 0)
+        return
+    if batch.errors:
+        return  # see tracescore.formats.trace_ids: a bad span may count there
+    expected = {s.trace_id for s in batch.spans} | {g.trace_id for g in batch.logs if g.trace_id}
+    assert (ids, records) == (expected, len(batch.spans) + len(batch.logs))
 
 
 def _check_attributes(attributes: Any) -> None:

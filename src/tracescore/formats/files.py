@@ -50,7 +50,14 @@ from tracescore.formats.zstd import ZstdError, ZstdReader, decompress_bounded
 from tracescore.path_args import Paths, path_list, real_path
 from tracescore.spans import Origin
 
-__all__ = ["READ_BUFFER", "expand_paths", "is_json_lines", "read_file", "read_json_lines"]
+__all__ = [
+    "READ_BUFFER",
+    "expand_paths",
+    "is_json_lines",
+    "json_lines_between",
+    "read_file",
+    "read_json_lines",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -336,6 +343,32 @@ def read_json_lines(
         InputError: the file cannot be opened or read.
 
     """
+    lineno = first_line
+    for position, line in _lines(path, start, end):
+        if progress is not None:
+            progress(position - start)
+        if not line.isspace():
+            yield _json_line(line, Origin(path, lineno))
+        lineno += 1
+
+
+def json_lines_between(path: str, start: int, end: int) -> Generator[bytes, None, None]:
+    """The non-blank lines :func:`read_json_lines` would decode, as bytes.
+
+    Raises:
+        InputError: the file cannot be opened or read.
+
+    """
+    for _, line in _lines(path, start, end):
+        if not line.isspace():
+            yield line
+
+
+def _lines(path: str, start: int, end: int) -> Generator[tuple[int, bytes], None, None]:
+    """Each line from ``start`` (a line start) on, through the one containing ``end - 1``.
+
+    With the position after it. The file is closed when the generator is.
+    """
     try:
         stream = open(path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed by the with below
     except OSError as exc:
@@ -343,16 +376,11 @@ def read_json_lines(
     with stream:
         stream.seek(start)
         position = start
-        lineno = first_line
         for line in stream:
             if position >= end:
                 return
             position += len(line)
-            if progress is not None:
-                progress(position - start)
-            if not line.isspace():
-                yield _json_line(line, Origin(path, lineno))
-            lineno += 1
+            yield position, line
 
 
 def _next_content_line(
