@@ -43,6 +43,59 @@ def test_examples_become_an_adk_evalset(tmp_path: Path) -> None:
     assert "bad records 0" in err
 
 
+@pytest.mark.parametrize("fmt", ["evalset", "jsonl"])
+def test_values_nested_deeper_than_orjson_writes_are_written_as_text(
+    tmp_path: Path, fmt: str
+) -> None:
+    """A tool result nested 300 deep (the readers take 1024 levels, orjson writes 255):
+    from 200 levels down it is written as its JSON text. The evalset export failed
+    with a traceback."""
+    traces = tmp_path / "deep.jsonl"
+    traces.write_bytes(_with_first("gen_ai.tool.call.result", "[" * 300 + "]" * 300))
+    out = tmp_path / f"out.{fmt}"
+    code, _, err = run("import", str(traces), "--format", fmt, "-o", str(out))
+    assert code == 0, err
+    data = out.read_bytes()
+    docs = (
+        [orjson.loads(data)] if fmt == "evalset" else [orjson.loads(x) for x in data.splitlines()]
+    )
+    if fmt == "evalset":
+        EvalSet.model_validate_json(data)
+    texts = [t for doc in docs for t in _strings(doc) if t.startswith("[[[")]
+    assert len(texts) == 1
+    assert orjson.loads(texts[0])  # the levels below, as JSON text
+
+
+def _with_first(key: str, text: str) -> bytes:
+    """The schema-2 example traces with the first ``key`` attribute set to ``text``."""
+    lines = (EXAMPLES / "adk-schema2-span-content.jsonl").read_bytes().splitlines()
+    for n, line in enumerate(lines):
+        doc = orjson.loads(line)
+        for block in doc["resourceSpans"]:
+            for scope in block["scopeSpans"]:
+                for span in scope["spans"]:
+                    for kv in span.get("attributes", []):
+                        if kv["key"] == key:
+                            kv["value"] = {"stringValue": text}
+                            lines[n] = orjson.dumps(doc)
+                            return b"\n".join(lines) + b"\n"
+    raise AssertionError(f"no {key} in the example")
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a JSON value, at any depth (without recursion)."""
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
 def test_jsonl_to_stdout_has_the_documented_fields() -> None:
     code, out, _ = run("import", str(EXAMPLES / "adk-schema2-span-content.jsonl"))
     assert code == 0

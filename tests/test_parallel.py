@@ -18,7 +18,7 @@ import pytest
 from tracescore import part_worker
 from tracescore.assembly import TraceAssembler
 from tracescore.exceptions import InputError, TraceFormatError
-from tracescore.export import invocation_record, write_jsonl
+from tracescore.export import invocation_json, invocation_record, write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, invocations_from_batches
@@ -95,6 +95,40 @@ def test_parallel_invocations_equal_sequential(traffic: Path, idle: int, part_by
     assert sorted(got, key=key) == sorted(expected, key=key)
     assert len(got) == par.invocations == seq.invocations
     assert (par.records, par.traces) == (seq.records, seq.traces)
+
+
+def test_values_nested_as_deep_as_the_readers_take_come_out_as_in_one_process(
+    traffic: Path, tmp_path: Path
+) -> None:
+    """Tool results nested 1000 deep (the readers take 1024 levels; orjson writes 255,
+    pickle stops near 1000): the lines and the invocation objects of a parallel import
+    are those of one process. Both failed in the workers."""
+    deep = "[" * 1000 + "]" * 1000
+    lines = traffic.read_bytes().splitlines(keepends=True)
+    edited = 0
+    for n, line in enumerate(lines):
+        if b'"gen_ai.tool.call.result"' in line and edited < 3:
+            doc = orjson.loads(line)
+            for block in doc["resourceSpans"]:
+                for scope in block["scopeSpans"]:
+                    for span in scope["spans"]:
+                        for kv in span.get("attributes", []):
+                            if kv["key"] == "gen_ai.tool.call.result":
+                                kv["value"] = {"stringValue": f'{{"q": {deep}}}'}
+                                edited += 1
+            lines[n] = orjson.dumps(doc) + b"\n"
+    assert edited >= 3
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"".join(lines))
+    expected, _ = _sequential(path, 400)
+    got, _, n_parts = _parallel(path, 400, 1_500_000)
+    assert n_parts >= 3
+    assert got == expected
+    assert sum(b'[[[["' in line for line in got) >= 3  # text from 200 levels down
+    parts = plan_parts([str(path)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
+    invocations = import_parallel(parts, ImportStats(), jobs=3, idle_records=400)
+    # As JSON Lines: == on the objects would recurse 1000 levels.
+    assert sorted(invocation_json(inv) for inv in invocations) == expected
 
 
 def test_bad_lines_keep_their_line_numbers(traffic: Path, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import orjson
 from tracescore.conventions.messages import JsonValue
 from tracescore.model import Invocation
 
-__all__ = ["invocation_json", "invocation_record", "write_jsonl"]
+__all__ = ["invocation_json", "invocation_record", "json_bytes", "write_jsonl"]
 
 #: orjson writes at most 255 levels of nesting while the readers accept up to 1024 (tool
 #: arguments given as deeply nested JSON text); deeper containers are written as text.
@@ -69,17 +69,22 @@ def invocation_record(inv: Invocation) -> dict[str, JsonValue]:
 
 
 def invocation_json(inv: Invocation) -> bytes:
-    """The record of ``inv`` as JSON, always writable.
+    """The record of ``inv`` as JSON, always writable (see :func:`json_bytes`)."""
+    return json_bytes(invocation_record(inv))
+
+
+def json_bytes(value: object, *, option: int | None = None) -> bytes:
+    """``orjson.dumps(value, default=str, option=option)`` for values read from traces.
 
     A value nested deeper than orjson can write (found by fuzzing: tool arguments of a
-    few hundred nested lists) keeps every level: containers below ``_MAX_DEPTH`` become
-    their JSON text, a string, instead of failing the whole export.
+    few hundred nested lists; the readers accept 1024 levels) keeps every level:
+    containers below ``_MAX_DEPTH`` become their JSON text, a string, instead of failing
+    the whole output.
     """
-    record = invocation_record(inv)
     try:
-        return orjson.dumps(record, default=str)
+        return orjson.dumps(value, default=str, option=option)
     except orjson.JSONEncodeError:
-        return orjson.dumps(_shallow(record, _MAX_DEPTH), default=str)
+        return orjson.dumps(_shallow(value, _MAX_DEPTH), default=str, option=option)
 
 
 def _shallow(value: object, depth: int) -> object:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import pickle
 import shutil
 import stat
 import tempfile
@@ -48,7 +47,6 @@ from tracescore.part_worker import (
     COPY_BUFFER,
     Encoding,
     PartResult,
-    decode_boundary,
     init_worker,
     jsonl,
     jsonl_lines,
@@ -56,6 +54,7 @@ from tracescore.part_worker import (
     run_part,
 )
 from tracescore.parts import Part, file_size, located, plan_parts
+from tracescore.shipping import decode_boundary, loads_deep
 
 if TYPE_CHECKING:  # replay's; import_parallel is only given them by replay
     from tracescore.prescore import Prescored, Prescoring, Verdict
@@ -297,7 +296,7 @@ def import_parallel(
             if not isinstance(chunk, bytes):  # traces near a cut, rebuilt here
                 invocations.extend(chunk)
                 continue
-            payload = pickle.loads(chunk)
+            payload = loads_deep(chunk)
             if isinstance(payload, tuple):  # a forked worker's invocations and verdicts
                 payload, scored = payload
                 verdicts.append((len(verdicts), payload, scored))

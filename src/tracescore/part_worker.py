@@ -33,22 +33,18 @@ part sent back all of its ~400 traces in flight.)
 
 from __future__ import annotations
 
-import base64
 import logging
 import os
-import pickle
 import sys
 from collections.abc import Container, Generator, Iterable, Iterator, Sequence
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import orjson
-
-from tracescore.assembly import AssembledTrace, TraceAssembler
+from tracescore.assembly import TraceAssembler
 from tracescore.exceptions import InputError
-from tracescore.export import invocation_record
+from tracescore.export import invocation_json
 from tracescore.formats.base import Batch
 from tracescore.formats.files import (
     is_json_lines,
@@ -60,7 +56,7 @@ from tracescore.formats.trace_ids import add_line_trace_ids
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches, trace_invocations
 from tracescore.model import Invocation
 from tracescore.parts import SCAN_BYTES, Part, line_start
-from tracescore.spans import LogRecord, Origin, SpanEvent, SpanRecord
+from tracescore.shipping import dumps_deep, encode_boundary
 
 if TYPE_CHECKING:
     # Scoring is for replay only: ``tracescore import`` never loads the criteria (their
@@ -72,8 +68,6 @@ __all__ = [
     "SCAN",
     "Encoding",
     "PartResult",
-    "decode_boundary",
-    "encode_boundary",
     "ids_before",
     "Neighbours",
     "edge_after",
@@ -112,9 +106,12 @@ def jsonl(invocations: Iterable[Invocation]) -> bytes:
 
 
 def jsonl_lines(invocations: Iterable[Invocation]) -> Iterator[bytes]:
-    """:func:`jsonl`, one line at a time."""
-    dumps = orjson.dumps
-    return (dumps(invocation_record(i), default=str) + b"\n" for i in invocations)
+    """:func:`jsonl`, one line at a time.
+
+    Values nested deeper than orjson writes are written as text, as
+    :func:`tracescore.export.write_jsonl` writes them.
+    """
+    return (invocation_json(i) + b"\n" for i in invocations)
 
 
 #: How a worker sends its invocations back: as JSON Lines records (what ``import``
@@ -230,7 +227,7 @@ def run_part(
                 output = encoded + jsonl(kept)
             else:  # our own worker's objects, read back only by the parent that started it
                 payload = kept if encoding != "scored" else _with_verdicts(kept)
-                output = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+                output = dumps_deep(payload)
         stats.dropped.update(asm.dropped)
         raw = encode_boundary(boundary)
         edges = {
@@ -432,68 +429,3 @@ def _add_trace_ids(batch: Batch, ids: set[str]) -> int:
     ids.update(span.trace_id for span in batch.spans)
     ids.update(log.trace_id for log in batch.logs if log.trace_id)
     return len(batch.spans) + len(batch.logs)
-
-
-#: What stays in the worker: how to decode a trace's batches again, and parking state
-#: (a boundary trace is never parked when shipped: ``drain`` restores it).
-_WORKER_ONLY: Final = frozenset({"sources", "parked", "prebuilt"})
-_SHIPPED: Final = tuple(f.name for f in fields(AssembledTrace) if f.name not in _WORKER_ONLY)
-
-
-def _shipped(trace: AssembledTrace) -> dict[str, object]:
-    """What the parent needs of a boundary trace: every field but the worker-only ones."""
-    return {name: getattr(trace, name) for name in _SHIPPED}
-
-
-def encode_boundary(traces: Iterable[AssembledTrace]) -> bytes:
-    """Boundary traces as the worker sends them back (:func:`decode_boundary` reads them)."""
-    return orjson.dumps([_shipped(t) for t in traces], default=_bytes_default)
-
-
-def decode_boundary(raw: bytes) -> list[AssembledTrace]:
-    """The traces of :func:`encode_boundary`, as the worker had them (but parking state)."""
-    return [_trace(d) for d in orjson.loads(raw)]
-
-
-# Boundary traces travel as orjson (dataclasses serialise natively); bytes values are
-# tagged so they come back as bytes.
-def _bytes_default(value: object) -> object:
-    if isinstance(value, bytes):
-        return {"__bytes__": base64.b64encode(value).decode()}
-    raise TypeError(type(value).__name__)
-
-
-def _restore(value: Any) -> Any:
-    if isinstance(value, dict):
-        if len(value) == 1 and "__bytes__" in value:
-            return base64.b64decode(value["__bytes__"])
-        return {k: _restore(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_restore(v) for v in value]
-    return value
-
-
-def _trace(d: dict[str, Any]) -> AssembledTrace:
-    spans, logs = d.pop("spans"), d.pop("logs")
-    trace = AssembledTrace(**d)
-    trace.spans = [_span(s) for s in spans]
-    trace.logs = [_log(r) for r in logs]
-    return trace
-
-
-def _span(d: dict[str, Any]) -> SpanRecord:
-    d["attributes"] = _restore(d["attributes"])
-    d["resource"] = _restore(d["resource"])
-    d["events"] = [
-        SpanEvent(name=e["name"], time_ns=e["time_ns"], attributes=_restore(e["attributes"]))
-        for e in d["events"]
-    ]
-    d["origin"] = Origin(**d["origin"]) if d["origin"] is not None else None
-    return SpanRecord(**d)
-
-
-def _log(d: dict[str, Any]) -> LogRecord:
-    d["attributes"] = _restore(d["attributes"])
-    d["body"] = _restore(d["body"])
-    d["origin"] = Origin(**d["origin"]) if d["origin"] is not None else None
-    return LogRecord(**d)

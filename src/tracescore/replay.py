@@ -24,6 +24,7 @@ from tracescore.arguments import (
 from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
 from tracescore.criteria import Criterion
 from tracescore.exceptions import ConfigError, TraceFormatError
+from tracescore.export import json_bytes
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.goldens import GoldenIndex, GoldenSet, load_golden_file
 from tracescore.goldens.eval_results import is_eval_result, recorded_runs_evalset
@@ -325,5 +326,5 @@ def results_jsonl(result: ReplayResult) -> bytes:
                 for r in res.results
             },
         }
-        lines.append(orjson.dumps(record, default=str))
+        lines.append(json_bytes(record))  # details may quote tool arguments of any depth
     return b"".join(line + b"\n" for line in lines)

@@ -490,3 +490,15 @@ def test_json_schema_is_flat() -> None:
     assert "$ref" not in text and "$defs" not in text and "'title'" not in text
     assert schema["additionalProperties"] is False
     assert cls.judged
+
+
+def test_values_nested_deeper_than_orjson_writes_reach_the_prompt_as_text() -> None:
+    """Tool results read from traces may nest 1024 levels; orjson writes 255. The prompt
+    builder failed on them; now the levels from 200 down are their JSON text."""
+    from tracescore.criteria.judged.context import render_value
+
+    deep: list[Any] = []
+    for _ in range(300):
+        deep = [deep]
+    text = render_value({"rows": deep})
+    assert text.startswith('{"rows":[[[') and '"[[[' in text

@@ -33,7 +33,7 @@ from tracescore.cli.options import option
 from tracescore.cli.overwrite import input_files
 from tracescore.evalset import conversations_to_evalset
 from tracescore.exceptions import TraceFormatError, TracescoreError
-from tracescore.export import write_jsonl
+from tracescore.export import json_bytes, write_jsonl
 from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
@@ -255,7 +255,7 @@ def _write(
     conversations = group_conversations(list(invocations))
     set_id = eval_set_id or _default_set_id(output)
     doc, written, skipped = conversations_to_evalset(conversations, eval_set_id=set_id)
-    out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str))
+    out.write(json_bytes(doc, option=orjson.OPT_INDENT_2))
     out.write(b"\n")
     return written, skipped
 

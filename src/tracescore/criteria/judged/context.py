@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import orjson
 
 from tracescore.conventions.messages import JsonValue
+from tracescore.export import json_bytes
 from tracescore.model import Invocation, ToolCall
 
 __all__ = [
@@ -49,7 +50,7 @@ def render_value(value: JsonValue) -> str:
         return clip(value)
     if isinstance(value, bytes):
         return clip(value.decode("utf-8", "replace"))
-    return clip(orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS).decode())
+    return clip(json_bytes(value, option=orjson.OPT_SORT_KEYS).decode())
 
 
 def section(title: str, body: str | None) -> str:
