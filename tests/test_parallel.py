@@ -25,6 +25,7 @@ from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.model import Invocation
 from tracescore.parallel import import_parallel, write_jsonl_parallel
 from tracescore.parts import _count_newlines, plan_parts
+from tracescore.shipping import decode_boundary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import gen_traces
@@ -298,7 +299,7 @@ def test_only_traces_crossing_a_cut_travel_back_raw(traffic: Path) -> None:
     assert crossing  # the fixture does cross its cuts
 
     result = part_worker.run_part(middle, idle)
-    sent = {t["trace_id"] for t in orjson.loads(result.boundary)}
+    sent = {t.trace_id for t in decode_boundary(result.boundary)}
     assert sent  # the traces alive across either cut
     assert sent <= crossing  # and nothing else: the rest was built in the worker
     assert len(sent) < len(inside) / 4

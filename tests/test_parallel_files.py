@@ -9,7 +9,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
 import pytest
 
 from tracescore import parts
@@ -29,6 +28,7 @@ from tracescore.part_worker import (
     run_part,
 )
 from tracescore.parts import Part, plan_parts
+from tracescore.shipping import decode_boundary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import gen_traces
@@ -84,7 +84,7 @@ def _parallel(plan: list[Part]) -> list[bytes]:
 
 
 def _sent(result: PartResult) -> set[str]:
-    return {t["trace_id"] for t in orjson.loads(result.boundary)}
+    return {t.trace_id for t in decode_boundary(result.boundary)}
 
 
 def test_files_of_every_kind_import_in_parallel_as_in_one_process(

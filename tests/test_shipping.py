@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -35,6 +36,9 @@ def _trace(**attributes: Any) -> AssembledTrace:
     tool = trace.span("execute_tool lookup", root, attrs={"gen_ai.tool.name": "lookup"})
     tool.attributes.update(attributes)
     tool.origin = Origin("traces.jsonl", 12)
+    resource: dict[str, Any] = {"service.name": "weather-agent"}  # one map per block
+    for span in trace.spans:
+        span.resource = resource
     trace.log(root, "gen_ai.user.message", body={"content": "hi", "raw": b"\x00\xff"})
     return AssembledTrace(
         trace_id=trace.trace_id,
@@ -64,16 +68,28 @@ def test_invocations_nested_as_deep_as_the_readers_take_are_pickled() -> None:
 
 @pytest.mark.parametrize("levels", [3, 300, 1024])
 def test_boundary_traces_come_back_as_the_worker_had_them(levels: int) -> None:
-    """As JSON (bytes values included) up to orjson's 255 levels; pickled deeper, where
-    the worker failed."""
+    """Also nested deeper than the 255 levels orjson writes (the worker failed there)."""
     trace = _trace(**{"gen_ai.tool.call.result": _nested(levels), "raw": b"\x01"})
-    raw = encode_boundary([trace])
-    assert raw.startswith(b"[") == (levels < 255)
-    [back] = decode_boundary(raw)
+    [back] = decode_boundary(encode_boundary([trace]))
     # Compared apart: == recurses once per level too.
     assert _depth(back.spans[1].attributes.pop("gen_ai.tool.call.result")) == levels
     del trace.spans[1].attributes["gen_ai.tool.call.result"]
     assert back == trace
+
+
+def test_values_json_would_change_cross_a_cut_unchanged() -> None:
+    """Shipped as JSON, NaN and infinities came back null and a map whose only key was
+    the bytes tag came back as bytes."""
+    trace = _trace(nan=math.nan, inf=-math.inf, tagged={"__bytes__": "AAAA"}, ints=(1, 2))
+    [back] = decode_boundary(encode_boundary([trace]))
+    got = back.spans[1].attributes
+    nan = got.pop("nan")
+    assert isinstance(nan, float) and math.isnan(nan)  # NaN != NaN: compared apart
+    del trace.spans[1].attributes["nan"]
+    assert back == trace
+    assert got["inf"] == -math.inf and got["tagged"] == {"__bytes__": "AAAA"}
+    # One resource map per block, shared by its spans, as the worker had it.
+    assert back.spans[0].resource is back.spans[1].resource
 
 
 def test_worker_only_state_stays_in_the_worker() -> None:
