@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 
@@ -126,3 +127,33 @@ def test_a_recording_console_records_the_report_in_colour_and_as_text() -> None:
     assert recorded == report([case("a")])  # what a plain console prints, summary included
     assert recorded.rstrip().endswith("0 not evaluable")
     assert re.sub(r"\x1b\[[0-9;]*m", "", written) == recorded
+
+
+def test_junit_xml_parses_whatever_the_traces_hold() -> None:
+    """Conversation ids and agent names come from traces: control characters and lone
+    surrogates (which XML cannot hold) were written as they are, and the report did not
+    parse (or did not encode)."""
+    from xml.etree import ElementTree as ET
+
+    from tracescore.model import Invocation
+    from tracescore.report import junit_xml
+    from tracescore.scoring import InvocationResult
+
+    agent = "router\x01\ud800"
+    run = Invocation(trace_id="t", invocation_id="i", agent=agent)
+    scored = InvocationResult(
+        invocation=run, golden=None, expected=None, outcome="scored", reason=None, results=()
+    )
+    failed = dataclasses.replace(case("conv\x00\x1b[2J\ufffe"), invocations=(scored,))
+    skipped = dataclasses.replace(case("ok\x0b", "not_evaluated"), eval_set_id="set\x02")
+    result = ReplayResult(invocations=[], cases=[failed, skipped], criteria=[])
+    root = ET.fromstring(junit_xml(result))
+    [first, second] = root.findall("testsuite")
+    case_node = first.find("testcase")
+    assert case_node is not None
+    assert case_node.get("name") == "conv\ufffd\ufffd[2J\ufffd"
+    failure = case_node.find("failure")
+    assert failure is not None and failure.text is not None
+    assert "tool_trajectory_avg_score for router\ufffd\ufffd Failed." in failure.text
+    assert second.get("name") == "set\ufffd"
+    assert second.find("testcase/skipped") is not None

@@ -6,6 +6,7 @@ JUnit XML for CI systems.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Final
@@ -251,8 +252,21 @@ def _failure_message(case: CaseResult, agent: str) -> str:
     )
 
 
+#: What XML 1.0 cannot hold (control characters, lone surrogates, U+FFFE/U+FFFF).
+#: ElementTree writes them as they are, and the report no longer parses: a conversation
+#: id or agent name from a trace may hold any of them.
+_NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
 def junit_xml(result: ReplayResult) -> bytes:
-    """JUnit XML: a test suite per eval set, a test case per case; not evaluated = skipped."""
+    """JUnit XML: a test suite per eval set, a test case per case; not evaluated = skipped.
+
+    Characters XML cannot hold become U+FFFD, so the report always parses.
+    """
     suites = ET.Element("testsuites", name="tracescore")
     by_set: dict[str, list[CaseResult]] = {}
     for case in result.cases:
@@ -262,21 +276,21 @@ def junit_xml(result: ReplayResult) -> bytes:
         suite = ET.SubElement(
             suites,
             "testsuite",
-            name=set_id,
+            name=_xml(set_id),
             tests=str(len(cases)),
             failures=str(counts["failed"]),
             skipped=str(counts["not_evaluated"]),
         )
         for case in cases:
-            node = ET.SubElement(suite, "testcase", classname=set_id, name=case.eval_id)
+            node = ET.SubElement(suite, "testcase", classname=_xml(set_id), name=_xml(case.eval_id))
             agent = _agent(case.invocations)
             if case.status == "failed":
-                message = _failure_message(case, agent)
+                message = _xml(_failure_message(case, agent))
                 ET.SubElement(node, "failure", message=message.split("\n")[0]).text = message
             elif case.status == "not_evaluated":
                 reasons = {r.reason for inv in case.invocations for r in inv.results if r.reason}
                 ET.SubElement(
-                    node, "skipped", message="; ".join(sorted(reasons)) or "not evaluated"
+                    node, "skipped", message=_xml("; ".join(sorted(reasons)) or "not evaluated")
                 )
     xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
     return xml
