@@ -328,6 +328,17 @@ def test_absurd_length_prefix_is_rejected_without_reading_on(tmp_path: Path) -> 
     assert "exceeds" in batch.errors[0].detail
 
 
+@pytest.mark.parametrize("text", [b'"""A demo agent."""\n', b"# notes\n", b"hello world"])
+def test_a_text_file_that_is_not_json_is_named_as_such(tmp_path: Path, text: bytes) -> None:
+    """Read as protobuf, its first four bytes were an absurd length; now the error says
+    what the file is and what tracescore reads (a directory of exports with a README)."""
+    [batch] = read_file(_write(tmp_path / "README", text))
+    [error] = batch.errors
+    assert error.line == 1
+    assert f"not a trace file: text starting {text[:4].decode()!r}" in error.detail
+    assert "OTLP JSON, JSON Lines and length-prefixed OTLP protobuf" in error.detail
+
+
 # --- stdin and paths --------------------------------------------------------------------
 
 

@@ -426,8 +426,12 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
             detail = f"truncated: {len(prefix)} byte(s) where a 4-byte length was expected"
         elif size > _MAX_MESSAGE_BYTES:
             detail = (
-                f"message length {size} exceeds {_MAX_MESSAGE_BYTES} bytes: not a"
-                " length-prefixed OTLP protobuf file, or a corrupt one"
+                _not_traces(prefix)
+                if index == 1 and _is_text(prefix)
+                else (
+                    f"message length {size} exceeds {_MAX_MESSAGE_BYTES} bytes: not a"
+                    " length-prefixed OTLP protobuf file, or a corrupt one"
+                )
             )
         else:
             data = _read_exactly(stream, size)
@@ -448,6 +452,19 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
                 yield _json_line(data, origin, message=True)
                 continue
         yield _decode_proto(data, origin=origin)
+
+
+def _is_text(head: bytes) -> bool:
+    """Printable ASCII: the start of a text file (a length prefix this long is not)."""
+    return all(32 <= byte < 127 or byte in b"\t\r\n" for byte in head)
+
+
+def _not_traces(head: bytes) -> str:
+    return (
+        f"not a trace file: text starting {head.decode('ascii')!r}, not JSON (OTLP JSON"
+        " starts with { or [); tracescore reads OTLP JSON, JSON Lines and length-prefixed"
+        " OTLP protobuf, plain or gzip/zstd-compressed"
+    )
 
 
 def _decode_proto(data: bytes, *, origin: Origin) -> Batch:
