@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
 import io
 import itertools
 import logging
 import random
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -628,6 +630,82 @@ def test_retried_and_late_lines_give_the_sequential_outcome(
     got = import_parallel(parts, par, jobs=3, idle_records=idle)
     assert sorted(orjson.dumps(invocation_record(i), default=str) for i in got) == expected
     assert par.dropped == seq.dropped
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", lambda m: "_" + m.group(1).lower(), key)
+
+
+def _respelled(value: Any) -> Any:
+    """An OTLP JSON value in the other spelling the readers take: snake_case keys,
+    base64 ids (as a Tempo download or the protobuf JSON mapping writes them)."""
+    if isinstance(value, list):
+        return [_respelled(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        is_id = key in ("traceId", "spanId", "parentSpanId") and item
+        out[_snake(key)] = (
+            base64.b64encode(bytes.fromhex(item)).decode() if is_id else _respelled(item)
+        )
+    return out
+
+
+def _damaged(lines: list[bytes], rng: random.Random) -> list[bytes]:
+    """Some lines respelled, some holding a bad span, a NaN attribute or garbage."""
+    out = []
+    for line in lines:
+        roll = rng.random()
+        if roll < 0.15:
+            out.append(orjson.dumps(_respelled(orjson.loads(line))) + b"\n")
+            continue
+        if roll < 0.2:
+            doc = orjson.loads(line)
+            span = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+            span["kind"] = 9  # no such kind: this span is a bad record, the others stay
+            out.append(orjson.dumps(doc) + b"\n")
+            continue
+        if roll < 0.25:
+            doc = orjson.loads(line)
+            span = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+            nan = {"key": "ratio", "value": {"doubleValue": "NaN"}}
+            span["attributes"] = [*span.get("attributes", []), nan]
+            out.append(orjson.dumps(doc) + b"\n")
+            continue
+        if roll < 0.27:
+            out.append(b'{"resourceSpans": [{"scopeSpans": [\n')  # cut short
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_respelled_and_damaged_lines_give_the_sequential_outcome(
+    small_traffic: Path, tmp_path: Path, seed: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Edges are read for their trace ids only where a line is in the Collector's
+    spelling with canonical ids; other spellings, bad spans and garbage near the cuts
+    still give what one process writes, bad records and counts included."""
+    rng = random.Random(seed)
+    lines = _damaged(_rebatched(small_traffic, rng, largest=rng.choice([5, 20])), rng)
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(b"".join(lines))
+    idle = 400  # traces of this traffic pause for less (with 40, some are cut in two)
+    expected, seq = _sequential(path, idle)
+    assert seq.bad_records
+    parts = plan_parts(
+        [str(path)], jobs=3, idle_records=idle, min_part_bytes=path.stat().st_size // 5
+    )
+    assert len(parts) >= 3
+    stats = ImportStats()
+    out = io.BytesIO()
+    with caplog.at_level(logging.WARNING, logger="tracescore.parallel"):
+        written = write_jsonl_parallel(parts, out, stats, jobs=3, idle_records=idle)
+    assert "importing in one process" not in caplog.text  # settled at the cuts
+    assert sorted(out.getvalue().splitlines()) == expected
+    assert written == stats.invocations == seq.invocations
+    for name in ("records", "spans", "logs", "traces", "bad_records", "dropped"):
+        assert getattr(stats, name) == getattr(seq, name), name
 
 
 def _cut_lines(path: Path, lines: list[bytes], idle: int) -> tuple[list[Any], int]:
