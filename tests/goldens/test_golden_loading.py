@@ -207,6 +207,21 @@ def test_reference_minimal_evalset() -> None:
     assert turn.invocation_id == "weather/paris/0"
 
 
+def test_tool_arguments_nested_1000_deep_load() -> None:
+    """The typed pass (msgspec) stops short of 1000 levels and raised RecursionError, a
+    traceback from ``replay --goldens``; the reader after it takes up to 1024."""
+    deep = "[" * 1000 + "]" * 1000
+    text = REFERENCE_MINIMAL.replace('{"city": "Paris"}', '{"city": ' + deep + "}")
+    assert text != REFERENCE_MINIMAL
+    (turn,) = parse_goldens(text, source="deep.evalset.json").cases[0].turns
+    args = turn.tool_calls[0].args
+    assert isinstance(args, dict)
+    value, levels = args["city"], 0
+    while isinstance(value, list):
+        value, levels = (value[0] if value else None), levels + 1
+    assert levels == 1000
+
+
 def test_old_test_json_is_one_case_like_adks_conversion(tmp_path: Path) -> None:
     turns: list[dict[str, Any]] = [
         {

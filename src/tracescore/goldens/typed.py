@@ -211,5 +211,7 @@ def golden_cases(
             evalset.description,
             tuple(_case(case, evalset.eval_set_id) for case in evalset.eval_cases),
         )
-    except (msgspec.DecodeError, ValueError, OverflowError):  # not UTF-8 is a ValueError
+    # Not UTF-8 is a ValueError; tool arguments nested deeper than msgspec recurses (the
+    # JSON reader after it takes 1024 levels) a RecursionError.
+    except (msgspec.DecodeError, ValueError, OverflowError, RecursionError):
         raise Unsupported from None
