@@ -28,7 +28,7 @@ from tracescore.export import json_bytes
 from tracescore.formats.files import expand_paths, read_file
 from tracescore.goldens import GoldenIndex, GoldenSet, load_golden_file
 from tracescore.goldens.eval_results import is_eval_result, recorded_runs_evalset
-from tracescore.goldens.evalset import parse_goldens
+from tracescore.goldens.evalset import parse_golden_data
 from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.judge.client import JudgeClient
 from tracescore.model import Invocation, group_conversations
@@ -281,7 +281,7 @@ def _eval_result_runs(path: str) -> GoldenSet:
         raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     if not is_eval_result(data):  # the keys were only mentioned in an evalset's text
         return load_golden_file(path)
-    return parse_goldens(orjson.dumps(recorded_runs_evalset(data, path)), source=path)
+    return parse_golden_data(recorded_runs_evalset(data, path), source=path)
 
 
 _STATUS = {

@@ -187,3 +187,36 @@ def test_an_eval_result_elsewhere_is_named_for_what_it_is(
     imported = CliRunner().invoke(main, ["import", str(result_file)])
     assert imported.exit_code == 1
     assert "not an OTLP document but an ADK eval result" in imported.stderr
+
+
+def test_a_result_with_a_tool_response_nested_1000_deep_is_replayed(
+    tmp_path: Path, runs: dict[str, AdkRun]
+) -> None:
+    """Recorded runs went back through ``orjson.dumps``, which writes 255 levels: a
+    traceback. Now they are read from the parsed document."""
+    result_file = save_result(tmp_path / "agents", runs)
+    doc = orjson.loads(result_file.read_bytes())
+    placed = 0
+    stack: list[Any] = [doc]
+    while stack:  # each function response's payload (ADK keeps them in invocation_events)
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("function_response"), dict):
+                item["function_response"]["response"] = {"rows": "__DEEP__"}
+                placed += 1
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    assert placed
+    deep = "[" * 1000 + "]" * 1000
+    result_file.write_bytes(orjson.dumps(doc).replace(b'"__DEEP__"', deep.encode()))
+    goldens = tmp_path / "weather_set.evalset.json"
+    write_goldens(goldens, runs, changed="")
+    config = tmp_path / "eval_config.json"
+    config.write_bytes(orjson.dumps(CONFIG))
+
+    code, err, lines = replay(result_file, "--goldens", goldens, "--config", config)
+
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert len(lines) == 3 and all(line["outcome"] == "scored" for line in lines)

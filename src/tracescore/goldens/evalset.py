@@ -60,6 +60,7 @@ __all__ = [
     "GoldenSet",
     "load_golden_file",
     "load_goldens",
+    "parse_golden_data",
     "parse_goldens",
 ]
 
@@ -237,6 +238,20 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
         raise ConfigError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})") from None
+    return parse_golden_data(data, source=source)
+
+
+def parse_golden_data(data: object, *, source: str) -> GoldenSet:
+    """:func:`parse_goldens` of a document already parsed from JSON (``orjson.loads``).
+
+    For documents built in memory (recorded runs rebuilt from an ADK eval result), which
+    need not go through JSON text again: ``orjson`` writes 255 levels of nesting where
+    tool arguments read from JSON may have 1024.
+
+    Raises:
+        ConfigError: A document ADK would reject.
+
+    """
     if isinstance(data, list):
         try:
             turns = _OLD_FORMAT.validate_python(data)
