@@ -9,12 +9,12 @@ reads ~28 MB of it in 0.03-0.04 s (msgspec skips every other field without build
 For a line in the Collector's spelling with canonical ids (32 lowercase hex digits) the
 answer is the full reader's. Any other line (another spelling, base64 ids, a malformed
 id, JSON that does not parse) is read by the full decoder, so that its ids are the ones
-the import will see. One difference is left: fields skipped here are not checked as
-``orjson`` checks them (UTF-8, number range), so a line the import rejects as bad (no
-records) may count its spans here. That only makes a worker read fewer records than it
-meant to near its cut; the cut's join then finds any trace met on both sides of it
-and the import runs in one process instead (:mod:`tracescore.cuts`): slower, never
-different.
+the import will see. One difference is left: the fields skipped here are not checked,
+so a span the import rejects as a bad record (a kind out of range, say), or a whole line
+it rejects (invalid UTF-8 or a number out of range in a skipped field), is counted
+here. That only makes a worker read fewer records than it meant to near its cut; the
+cut's join then finds any trace met on both sides of it and the import runs in one
+process instead (:mod:`tracescore.cuts`): slower, never different.
 """
 
 from __future__ import annotations
