@@ -7,6 +7,7 @@ import gzip
 import io
 import itertools
 import logging
+import os
 import random
 import re
 import sys
@@ -25,7 +26,7 @@ from tracescore.formats.base import Batch
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.model import Invocation
-from tracescore.parallel import import_parallel, write_jsonl_parallel
+from tracescore.parallel import import_parallel, parallel_parts, write_jsonl_parallel
 from tracescore.parts import _count_newlines, plan_parts
 from tracescore.shipping import decode_boundary
 
@@ -235,6 +236,52 @@ def test_cli_jobs_split_a_large_file_and_write_the_same_lines(
         one, two = outputs()
         assert one == two
         assert "importing in one process" in caplog.text
+
+
+def _plan_into(planned: list[object], paths: list[str]) -> None:
+    planned.append(parallel_parts(paths, jobs=2, idle_records=400, strict=False))
+
+
+def test_a_pipe_among_the_inputs_is_read_once_in_one_process(
+    traffic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tracescore import /dev/stdin`` or ``<(zcat …)``: planning the parts read the pipe's
+    first lines and the workers' edges read on, and those records were gone: the
+    import found no input at all. A stream is now imported in one process."""
+    import threading
+
+    from click.testing import CliRunner
+
+    from tracescore.cli import main
+
+    monkeypatch.setattr("tracescore.parts._MIN_PART_BYTES", 1_000_000)
+    args = ["--format", "jsonl", "--idle-records", "400", "-j", "2", "-q", "-o"]
+    expected = tmp_path / "expected.jsonl"
+    assert parallel_parts([str(traffic)], jobs=2, idle_records=400, strict=False)  # it splits
+    assert CliRunner().invoke(main, ["import", str(traffic), *args, str(expected)]).exit_code == 0
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b"".join(traffic.read_bytes().splitlines(keepends=True)[:40]))
+    for inputs in (["{fifo}"], [str(small), "{fifo}"], ["{fifo}", str(small)]):
+        fifo = tmp_path / "pipe"
+        os.mkfifo(fifo)
+        paths = [p.format(fifo=fifo) for p in inputs]
+        # No writer yet: a planner that opened the pipe would wait for one (so: a thread).
+        planned: list[object] = []
+        planner = threading.Thread(target=_plan_into, args=(planned, paths), daemon=True)
+        planner.start()
+        planner.join(timeout=10)
+        assert planned == [None]
+        writer = threading.Thread(target=fifo.write_bytes, args=(traffic.read_bytes(),))
+        writer.start()
+        got = tmp_path / "got.jsonl"
+        result = CliRunner().invoke(main, ["import", *paths, *args, str(got)])
+        writer.join()
+        fifo.unlink()
+        assert result.exit_code == 0, result.stderr
+        lines = sorted(got.read_bytes().splitlines())
+        if len(paths) == 1:
+            assert lines == sorted(expected.read_bytes().splitlines())
+        assert set(expected.read_bytes().splitlines()) <= set(lines)
 
 
 def test_workers_are_forked_only_while_no_other_thread_runs(

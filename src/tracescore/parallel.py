@@ -82,13 +82,25 @@ def parallel_parts(
     """The parts of a parallel import of ``files``, or None when it runs in one process.
 
     In one process when: one job (``jobs`` 0 means one per CPU), ``strict`` (the first
-    bad record stops everything), stdin among the inputs, or nothing to split.
+    bad record stops everything), stdin or another stream among the inputs (a pipe such as
+    ``/dev/stdin`` or ``<(zcat …)``: planning and the workers' edges would read it first,
+    and what they read would be gone), or nothing to split.
     """
     jobs = resolve_jobs(jobs)
-    if jobs < 2 or strict or "-" in files:
+    if jobs < 2 or strict or not all(_regular(path) for path in files):
         return None
     parts = plan_parts(files, jobs=jobs, idle_records=idle_records)
     return parts if len(parts) > 1 else None
+
+
+def _regular(path: str) -> bool:
+    """True for a regular file (or one that cannot be read: its worker reports that)."""
+    if path == "-":
+        return False
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
 
 
 def write_jsonl_parallel(
