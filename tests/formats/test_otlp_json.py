@@ -260,7 +260,7 @@ def test_bad_fields_are_located_errors(span: dict[str, Any], message: str, decod
         ({"error": {"message": "trace not found"}}, "'trace not found'"),
         ({"hello": 1}, "not an OTLP document"),
         ({"eval_set_id": "s", "eval_cases": []}, "not an OTLP document but an ADK evalset"),
-        ({"evalSetId": "s", "evalCases": []}, "tracescore replay` reads it as goldens"),
+        ({"evalSetId": "s", "evalCases": []}, "recorded runs to score (a PATH ending in .json)"),
         (
             {"criteria": {"safety_v1": 0.8}},
             "but an ADK eval config (criteria): `tracescore replay` takes it as --config",

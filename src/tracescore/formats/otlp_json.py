@@ -164,7 +164,7 @@ def _document(doc: object, batch: Batch, *, wrapped: bool) -> None:
             located_error(
                 origin,
                 "not an OTLP document but an ADK evalset: `tracescore replay` reads it "
-                "as goldens (--goldens) or as recorded runs to score (a PATH)",
+                "as goldens (--goldens) or as recorded runs to score (a PATH ending in .json)",
             )
         )
     elif (kind := identify(doc)) in _NOT_TRACES:
