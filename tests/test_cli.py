@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import os
+import stat
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -267,3 +272,30 @@ def test_an_output_that_cannot_be_created_is_named_not_its_temp_file(
     assert code == 2
     assert f"error: cannot write {out}: Read-only file system" in err
     assert "Traceback" not in err and ".x.tmp" not in err
+
+
+@contextlib.contextmanager
+def _fifo_read(path: Path) -> Iterator[list[bytes]]:
+    """A named pipe at ``path`` and what a reader got from it (filled on exit)."""
+    os.mkfifo(path)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(path.read_bytes()), daemon=True)
+    reader.start()
+    yield got
+    reader.join(timeout=30)  # a writer that never opened the pipe leaves ``got`` empty
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "evalset"])
+def test_a_pipe_as_the_output_is_written_in_place(tmp_path: Path, fmt: str) -> None:
+    """``-o >(gzip > x.gz)`` or a named pipe: written to a temporary file renamed over it,
+    a FIFO became a regular file (its reader got nothing) and ``/dev/fd/N`` failed."""
+    (tmp_path / "file").mkdir()
+    expected = tmp_path / "file" / "prod.out"
+    assert run("import", str(EXAMPLES), "--format", fmt, "-o", str(expected))[0] == 0
+    pipe = tmp_path / "prod.out"
+    with _fifo_read(pipe) as got:
+        code, _, err = run("import", str(EXAMPLES), "--format", fmt, "-o", str(pipe))
+    assert code == 0, err
+    assert got == [expected.read_bytes()]
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "prod.out"]  # no temp left

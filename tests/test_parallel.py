@@ -284,6 +284,34 @@ def test_a_pipe_among_the_inputs_is_read_once_in_one_process(
         assert set(expected.read_bytes().splitlines()) <= set(lines)
 
 
+def test_a_parallel_import_into_a_pipe_writes_it_in_place(
+    traffic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Into a pipe the parts are held until all are done (it cannot be cut back), and the
+    workers spool in the system's temporary directory, not beside a ``/dev/fd/N``."""
+    import threading
+
+    from click.testing import CliRunner
+
+    from tracescore.cli import main
+
+    monkeypatch.setattr("tracescore.parts._MIN_PART_BYTES", 1_000_000)
+    args = ["--format", "jsonl", "--idle-records", "400", "-q", "-o"]
+    expected = tmp_path / "expected.jsonl"
+    one = CliRunner().invoke(main, ["import", str(traffic), "-j", "1", *args, str(expected)])
+    assert one.exit_code == 0
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()), daemon=True)
+    reader.start()
+    result = CliRunner().invoke(main, ["import", str(traffic), "-j", "2", *args, str(pipe)])
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.stderr
+    assert len(got) == 1
+    assert sorted(got[0].splitlines()) == sorted(expected.read_bytes().splitlines())
+
+
 def test_workers_are_forked_only_while_no_other_thread_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

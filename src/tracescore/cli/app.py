@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Final
 
 import click
 from rich.console import Console
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Reporter",
     "check_output",
+    "is_stream",
+    "open_stream",
     "idle_records_option",
     "jobs_option",
     "judge_options",
@@ -295,23 +297,56 @@ def _umask() -> int:
     return mask
 
 
+def is_stream(path: str) -> bool:
+    """True when ``path`` is a pipe or a device: written in place, never replaced.
+
+    A FIFO, a process substitution (``-o >(gzip > out.gz)``: ``/dev/fd/63``) or a device
+    (``/dev/stdout``, ``/dev/null``). Written to a temporary file renamed over it, a FIFO
+    was replaced by a regular file (its reader got nothing) and ``/dev/fd/N`` could not
+    be written at all.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def open_stream(path: str) -> IO[bytes]:
+    """``path`` (see :func:`is_stream`) opened for writing.
+
+    Raises:
+        OutputError: it cannot be opened for writing.
+
+    """
+    try:
+        return open(path, "wb")
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def check_output(path: str) -> None:
     """Fail now, before any long work, when ``path`` could not be written.
 
     Creates a temporary file beside it and removes it again: the one check that holds
-    for permissions, read-only and pseudo file systems alike.
+    for permissions, read-only and pseudo file systems alike. A pipe or device is only
+    checked for write permission (opening a FIFO would wait for its reader).
 
     Raises:
         OutputError: as :func:`temp_beside`.
 
     """
+    if is_stream(path):
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"cannot write {path}: permission denied")
+        return
     fd, tmp = temp_beside(path)
     os.close(fd)
     os.unlink(tmp)
 
 
 def write_file(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temp file, then rename).
+    """Write ``data`` to ``path`` atomically (temp file, then rename); a stream in place.
 
     Nothing is left behind when it fails: ``path`` keeps its old content (if any) and
     the temporary file is removed.
@@ -320,6 +355,13 @@ def write_file(path: str, data: bytes) -> None:
         OutputError: as :func:`temp_beside`, or the write or rename failed.
 
     """
+    if is_stream(path):
+        try:
+            with open_stream(path) as stream:
+                stream.write(data)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return
     fd, tmp = temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as fh:

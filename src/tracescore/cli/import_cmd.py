@@ -24,8 +24,10 @@ from tracescore.assembly import TraceAssembler
 from tracescore.cli.app import (
     Reporter,
     idle_records_option,
+    is_stream,
     jobs_option,
     main,
+    open_stream,
     stderr,
     temp_beside,
 )
@@ -115,9 +117,15 @@ def _size(path: str) -> int:
 
 
 def _open_output(output: str) -> tuple[IO[bytes], str | None]:
-    """Open the output; files are written to a temp file and renamed when complete."""
+    """Open the output; files are written to a temp file and renamed when complete.
+
+    A pipe or device (``-o >(gzip > out.gz)``, a FIFO, ``/dev/null``) is written in
+    place: no temporary file (see :func:`tracescore.cli.app.is_stream`).
+    """
     if output == "-":
         return sys.stdout.buffer, None
+    if is_stream(output):
+        return open_stream(output), None
     fd, tmp = temp_beside(output)
     return os.fdopen(fd, "wb"), tmp
 
@@ -261,7 +269,9 @@ def _write(
 
 
 def _default_set_id(output: str) -> str:
-    name = Path(output).name if output != "-" else "imported"
+    # stdout, or a device such as /dev/fd/63 (``-o >(…)``): the name says nothing.
+    unnamed = output == "-" or (output.startswith(("/dev/", "/proc/")) and is_stream(output))
+    name = "imported" if unnamed else Path(output).name
     for suffix in (".evalset.json", ".json"):
         if name.endswith(suffix):
             return name[: -len(suffix)] or "imported"
