@@ -151,3 +151,33 @@ def test_drop_outputs_keeps_everything_when_no_output_exists(tmp_path: Path) -> 
     files = [str(tmp_path / "a"), "-"]
     assert drop_outputs(files, {"--output": None, "--junit": "-"}) == (files, [])
     assert drop_outputs(files, {"--output": str(tmp_path / "new.jsonl")}) == (files, [])
+
+
+@pytest.mark.parametrize("target_exists", [True, False])
+def test_an_output_named_through_a_link_writes_the_link_target(
+    work: Path, target_exists: bool
+) -> None:
+    """As a shell's ``>`` does: the link stays, its target gets the output (it was renamed
+    over the link, which became a regular file, its target left as it was)."""
+    (work / "runs").mkdir()
+    targets = {name: work / "runs" / f"{name}.out" for name in ("import", "results", "junit")}
+    links = {name: work / f"{name}.link" for name in targets}
+    for name, link in links.items():
+        if target_exists:
+            targets[name].write_text("old\n")
+        link.symlink_to(Path("runs") / targets[name].name)
+    imported = run("import", work / "traces", "--format", "jsonl", "-o", links["import"])
+    assert imported.exit_code == 0, imported.stderr
+    args = ["--output", links["results"], "--junit", links["junit"], "-q"]
+    assert run(*replay_args(work), *args).exit_code == 1  # the examples' failures
+    for name, link in links.items():
+        assert link.is_symlink()
+        assert targets[name].read_bytes() != b"old\n"
+    assert targets["import"].read_bytes().count(b"\n") == 11
+    assert targets["results"].read_bytes().count(b"\n") == 10
+    assert targets["junit"].read_bytes().startswith(b"<?xml")
+    assert sorted(p.name for p in (work / "runs").iterdir()) == [
+        "import.out",
+        "junit.out",
+        "results.out",
+    ]  # no temporary file left beside them

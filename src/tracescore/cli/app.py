@@ -48,6 +48,7 @@ __all__ = [
     "main",
     "stderr",
     "temp_beside",
+    "written_path",
     "write_file",
 ]
 
@@ -255,8 +256,19 @@ def judge_settings(
         raise ConfigError(f"judge.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
+def written_path(path: str) -> str:
+    """The file an output named ``path`` is renamed onto: the target of a symbolic link.
+
+    Renamed onto ``path`` itself, a link (``latest.jsonl -> runs/today.jsonl``) became a
+    regular file and its target kept its old content; a shell's ``>`` writes the target.
+    """
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
 def temp_beside(path: str) -> tuple[int, str]:
-    """A new temporary file in ``path``'s directory (descriptor, name), to rename to ``path``.
+    """A new temporary file beside ``path`` (descriptor, name), to rename onto it.
+
+    Beside :func:`written_path`, the file a link points to, that is.
 
     Raises:
         OutputError: the directory does not exist, ``path`` is a directory, or no file
@@ -264,7 +276,7 @@ def temp_beside(path: str) -> tuple[int, str]:
             disk). The message names ``path``, not the temporary file.
 
     """
-    target = Path(path)
+    target = Path(written_path(path))
     if not target.parent.is_dir():
         raise OutputError(f"{path}: directory {target.parent} does not exist")
     if target.is_dir():
@@ -366,7 +378,7 @@ def write_file(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(tmp, path)
+        os.replace(tmp, written_path(path))
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -30,6 +30,7 @@ from tracescore.cli.app import (
     open_stream,
     stderr,
     temp_beside,
+    written_path,
 )
 from tracescore.cli.options import option
 from tracescore.cli.overwrite import input_files
@@ -210,7 +211,7 @@ def import_command(
                     )
             if tmp is not None:
                 out.close()
-                os.replace(tmp, output)
+                os.replace(tmp, written_path(output))
         except BaseException:
             if tmp is not None:  # nothing half-written is left behind
                 with suppress(OSError):
