@@ -168,7 +168,7 @@ def test_an_output_named_through_a_link_writes_the_link_target(
         link.symlink_to(Path("runs") / targets[name].name)
     imported = run("import", work / "traces", "--format", "jsonl", "-o", links["import"])
     assert imported.exit_code == 0, imported.stderr
-    args = ["--output", links["results"], "--junit", links["junit"], "-q"]
+    args: list[str | Path] = ["--output", links["results"], "--junit", links["junit"], "-q"]
     assert run(*replay_args(work), *args).exit_code == 1  # the examples' failures
     for name, link in links.items():
         assert link.is_symlink()
