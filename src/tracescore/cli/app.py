@@ -39,17 +39,17 @@ if TYPE_CHECKING:
 __all__ = [
     "Reporter",
     "check_output",
-    "is_stream",
-    "open_stream",
     "idle_records_option",
+    "is_stream",
     "jobs_option",
     "judge_options",
     "judge_settings",
     "main",
+    "open_stream",
     "stderr",
     "temp_beside",
-    "written_path",
     "write_file",
+    "written_path",
 ]
 
 _SHOWN_ERRORS: Final = 20
