@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import os
 import stat
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -16,6 +13,7 @@ from click.testing import CliRunner
 from google.adk.evaluation.eval_set import EvalSet
 from google.genai import types as genai_types
 
+from fifos import fifo_read
 from tracescore.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "traces"
@@ -233,7 +231,6 @@ def test_import_starts_without_the_other_commands_modules(tmp_path: Path) -> Non
 
 def test_output_files_get_the_mode_open_would_give_them(tmp_path: Path) -> None:
     """Not mkstemp's private 0600: the umask's mode for a new file, an old file's own."""
-    import os
     import stat
 
     previous = os.umask(0o027)
@@ -256,7 +253,6 @@ def test_an_output_that_cannot_be_created_is_named_not_its_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import errno
-    import os
     import tempfile
 
     code, _, err = run("import", str(EXAMPLES), "-o", str(tmp_path))
@@ -274,17 +270,6 @@ def test_an_output_that_cannot_be_created_is_named_not_its_temp_file(
     assert "Traceback" not in err and ".x.tmp" not in err
 
 
-@contextlib.contextmanager
-def _fifo_read(path: Path) -> Iterator[list[bytes]]:
-    """A named pipe at ``path`` and what a reader got from it (filled on exit)."""
-    os.mkfifo(path)
-    got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(path.read_bytes()), daemon=True)
-    reader.start()
-    yield got
-    reader.join(timeout=30)  # a writer that never opened the pipe leaves ``got`` empty
-
-
 @pytest.mark.parametrize("fmt", ["jsonl", "evalset"])
 def test_a_pipe_as_the_output_is_written_in_place(tmp_path: Path, fmt: str) -> None:
     """``-o >(gzip > x.gz)`` or a named pipe: written to a temporary file renamed over it,
@@ -293,7 +278,7 @@ def test_a_pipe_as_the_output_is_written_in_place(tmp_path: Path, fmt: str) -> N
     expected = tmp_path / "file" / "prod.out"
     assert run("import", str(EXAMPLES), "--format", fmt, "-o", str(expected))[0] == 0
     pipe = tmp_path / "prod.out"
-    with _fifo_read(pipe) as got:
+    with fifo_read(pipe) as got:
         code, _, err = run("import", str(EXAMPLES), "--format", fmt, "-o", str(pipe))
     assert code == 0, err
     assert got == [expected.read_bytes()]

@@ -33,6 +33,8 @@ from tracescore.shipping import decode_boundary
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import gen_traces
 
+from fifos import fifo_read
+
 
 @pytest.fixture(scope="module")
 def traffic(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -289,8 +291,6 @@ def test_a_parallel_import_into_a_pipe_writes_it_in_place(
 ) -> None:
     """Into a pipe the parts are held until all are done (it cannot be cut back), and the
     workers spool in the system's temporary directory, not beside a ``/dev/fd/N``."""
-    import threading
-
     from click.testing import CliRunner
 
     from tracescore.cli import main
@@ -301,13 +301,9 @@ def test_a_parallel_import_into_a_pipe_writes_it_in_place(
     one = CliRunner().invoke(main, ["import", str(traffic), "-j", "1", *args, str(expected)])
     assert one.exit_code == 0
     pipe = tmp_path / "pipe"
-    os.mkfifo(pipe)
-    got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()), daemon=True)
-    reader.start()
-    result = CliRunner().invoke(main, ["import", str(traffic), "-j", "2", *args, str(pipe)])
-    reader.join(timeout=30)
-    assert result.exit_code == 0, result.stderr
+    with fifo_read(pipe) as got:
+        two = CliRunner().invoke(main, ["import", str(traffic), "-j", "2", *args, str(pipe)])
+    assert two.exit_code == 0, two.stderr
     assert len(got) == 1
     assert sorted(got[0].splitlines()) == sorted(expected.read_bytes().splitlines())
 
@@ -768,18 +764,12 @@ def test_respelled_and_damaged_lines_give_the_sequential_outcome(
     idle = 400  # traces of this traffic pause for less (with 40, some are cut in two)
     expected, seq = _sequential(path, idle)
     assert seq.bad_records
-    parts = plan_parts(
-        [str(path)], jobs=3, idle_records=idle, min_part_bytes=path.stat().st_size // 5
-    )
-    assert len(parts) >= 3
-    stats = ImportStats()
-    out = io.BytesIO()
     with caplog.at_level(logging.WARNING, logger="tracescore.parallel"):
-        written = write_jsonl_parallel(parts, out, stats, jobs=3, idle_records=idle)
+        got, stats, n_parts = _parallel(path, idle, path.stat().st_size // 5)
+    assert n_parts >= 3
     assert "importing in one process" not in caplog.text  # settled at the cuts
-    assert sorted(out.getvalue().splitlines()) == expected
-    assert written == stats.invocations == seq.invocations
-    for name in ("records", "spans", "logs", "traces", "bad_records", "dropped"):
+    assert got == expected
+    for name in ("invocations", "records", "spans", "logs", "traces", "bad_records", "dropped"):
         assert getattr(stats, name) == getattr(seq, name), name
 
 

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from bundled_examples import EXAMPLES, REPLAY_ARGS
+from fifos import fifo_read
 from tracescore import parallel, parts
 from tracescore.assembly import TraceAssembler
 from tracescore.cli import main
@@ -390,26 +391,13 @@ def test_a_criterion_returning_nan_is_not_evaluated_and_the_rest_scores() -> Non
 def test_pipes_as_outputs_are_written_in_place(tmp_path: Path) -> None:
     """``--output >(jq …)`` and a named pipe for ``--junit``: each was written to a
     temporary file renamed over it (the FIFO became a file, ``/dev/fd/N`` failed)."""
-    import os
     import stat
-    import threading
 
-    pipes = {name: tmp_path / name for name in ("results", "junit")}
-    got: dict[str, bytes] = {}
-
-    def read(name: str) -> None:
-        got[name] = pipes[name].read_bytes()
-
-    readers = []
-    for name, pipe in pipes.items():
-        os.mkfifo(pipe)
-        readers.append(threading.Thread(target=read, args=(name,), daemon=True))
-        readers[-1].start()
-    args = ["--output", str(pipes["results"]), "--junit", str(pipes["junit"]), "-q"]
-    code, _, err = run(*REPLAY_ARGS, *args)
-    for reader in readers:
-        reader.join(timeout=30)
+    results, junit = tmp_path / "results", tmp_path / "junit"
+    with fifo_read(results) as got_results, fifo_read(junit) as got_junit:
+        code, _, err = run(*REPLAY_ARGS, "--output", str(results), "--junit", str(junit), "-q")
     assert code == 1, err  # the examples' failures, as ever
-    assert len(got["results"].splitlines()) == 10  # every turn
-    assert ET.fromstring(got["junit"]).tag == "testsuites"
-    assert all(stat.S_ISFIFO(pipe.stat().st_mode) for pipe in pipes.values())
+    [lines], [report] = got_results, got_junit
+    assert len(lines.splitlines()) == 10  # every turn
+    assert ET.fromstring(report).tag == "testsuites"
+    assert stat.S_ISFIFO(results.stat().st_mode) and stat.S_ISFIFO(junit.stat().st_mode)
