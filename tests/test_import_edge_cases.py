@@ -117,3 +117,26 @@ def test_model_context_is_optional_and_changes_nothing_else() -> None:
         replace(i, system_instructions=None, tool_definitions=None, provenance={}) for i in full
     ]
     assert all(not {"system_instructions", "tool_definitions"} & i.provenance.keys() for i in lean)
+
+
+def test_lone_surrogate_escapes_read_as_replacement_characters(tmp_path: Path) -> None:
+    # Half an emoji, as JavaScript's JSON.stringify writes a string cut inside one (or
+    # Python's json.dumps a surrogateescape'd file name): in the OTLP document itself
+    # (the conversation id) and in the JSON text of a tool result and of the reply.
+    run = run_scenario("two_sequential_tools", schema="v2", content="SPAN_ONLY")
+    lines = [
+        line.replace("tools-session", "tools-session\\ud83d")
+        .replace('sunny\\"', 'sunny \\\\ud83d\\"')
+        .replace('in Paris.\\"', 'in Paris. \\\\udc00\\\\ud83d\\\\ude00\\"')
+        for line in spans_to_otlp_json_lines(run.spans, batch_size=3)
+    ]
+    assert sum("\\ud83d" in line for line in lines) > 1
+    path = tmp_path / "cut-emoji.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(main, ["import", str(path)])
+    assert result.exit_code == 0, result.stderr
+    [record] = [orjson.loads(x) for x in result.stdout.splitlines()]
+    assert record["status"] == "ok"
+    assert record["conversation_id"] == "two_sequential_tools-session\ufffd"
+    assert record["tool_calls"][0]["result"]["condition"] == "sunny \ufffd"
+    assert record["final_response"] == "It is 70.7°F and sunny in Paris. \ufffd😀"

@@ -88,6 +88,32 @@ def test_outcomes_scores_and_thresholds(make: Make, tmp_path: Path) -> None:
     assert any(f'trace_id="{i}"' in exposition for i in ids)  # exemplars link to traces
 
 
+def test_half_an_emoji_in_the_agents_strings_does_not_break_the_scrape(
+    make: Make, tmp_path: Path
+) -> None:
+    # A Python str can hold a lone surrogate; one in a Prometheus label value made every
+    # scrape fail (UnicodeEncodeError), and json.dumps escaped in the messages lost them.
+    cut = "\ud83d"
+    goldens = write_goldens(
+        tmp_path, {"paris": (PARIS + " \ufffd", [("get_weather", {"city": "Paris"})], "21C")}
+    )
+    tracer, proc = make(goldens=goldens)
+    run_agent(
+        tracer,
+        agent=f"weather {cut}",
+        user=f"{PARIS} {cut}",
+        tools=[("get_weather", {"city": "Paris"}, f"21C {cut}")],
+        answer="21C",
+    )
+    assert proc.force_flush(10_000)
+    from prometheus_client.exposition import generate_latest
+
+    exposition = generate_latest(proc.registry).decode()
+    assert 'tracescore_invocations_total{agent="weather \ufffd",outcome="scored"} 1.0' in exposition
+    labels = {"agent": "weather \ufffd", "criterion": "tool_trajectory_avg_score"}
+    assert value(proc.registry, "tracescore_evaluations_total", **labels, status="passed") == 1
+
+
 def test_windows_release_traces_without_flush(make: Make) -> None:
     now = [1000.0]
     tracer, proc = make(clock=lambda: now[0], options=LiveOptions(idle_s=5, tick_s=0.01))

@@ -14,6 +14,8 @@ from typing import Final, Literal
 
 import orjson
 
+from tracescore import json_text
+
 __all__ = ["Kind", "identify", "identify_lines", "where_it_goes"]
 
 Kind = Literal["evalset", "eval_config", "traces", "results", "invocations", "eval_result"]
@@ -63,7 +65,7 @@ def identify_lines(raw: bytes | str) -> Kind | None:
     data = raw.encode() if isinstance(raw, str) else raw
     first = data.lstrip().split(b"\n", 1)[0]
     try:
-        return identify(orjson.loads(first))
+        return identify(json_text.loads(first))
     except orjson.JSONDecodeError:
         return None
 

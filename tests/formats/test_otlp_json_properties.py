@@ -8,7 +8,8 @@
    record that was dropped.
 3. The fast path agrees with the checked path wherever it returns a record.
 4. The typed pass over the bytes (``decode_json_bytes``) gives exactly what
-   ``orjson.loads`` + ``decode_json_document`` give, on all of the above.
+   ``json_text.loads`` (orjson, reading lone surrogate escapes as U+FFFD) +
+   ``decode_json_document`` give, on all of the above.
 5. The trace-id scan of a parallel import's edges (``add_line_trace_ids``) never raises
    and, wherever the document decodes without a bad record, finds exactly its trace ids
    and records.
@@ -30,6 +31,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from otlp_helpers import span_doc
 
+from tracescore import json_text
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import _span_lenient, decode_json_document
@@ -311,12 +313,12 @@ def _outcome(decode: Callable[[], Batch]) -> Any:
 
 
 def _check_typed_pass_agrees(doc: Any, origin: Origin) -> None:
-    """``decode_json_bytes`` on the document's bytes = orjson + ``decode_json_document``."""
+    """``decode_json_bytes`` of the document's bytes = ``decode_json_document`` of them."""
     try:
         data = orjson.dumps(doc)
     except orjson.JSONEncodeError:  # integers beyond 64 bits: bytes orjson cannot read
         data = json.dumps(doc).encode()
-    reference = _outcome(lambda: decode_json_document(orjson.loads(data), origin=origin))
+    reference = _outcome(lambda: decode_json_document(json_text.loads(data), origin=origin))
     assert _outcome(lambda: decode_json_bytes(data, origin=origin)) == reference
     _check_trace_ids_agree(data)
 
@@ -325,7 +327,7 @@ def _check_trace_ids_agree(data: bytes) -> None:
     ids: set[str] = set()
     records = add_line_trace_ids(data, ids)
     try:
-        batch = decode_json_document(orjson.loads(data), origin=ORIGIN)
+        batch = decode_json_document(json_text.loads(data), origin=ORIGIN)
     except orjson.JSONDecodeError:
         assert (ids, records) == (set(), 0)
         return

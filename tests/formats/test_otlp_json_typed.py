@@ -21,6 +21,7 @@ from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk.trace import ReadableSpan
 from otlp_helpers import span_doc, to_collector_json
 
+from tracescore import json_text
 from tracescore.formats import otlp_json_typed
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document
@@ -206,7 +207,7 @@ def test_fields_the_records_do_not_keep_are_checked_as_orjson_checks_them(
 ) -> None:
     # Skipping such a field unread would decode lines orjson rejects as invalid JSON.
     data = orjson.dumps(span_doc(**{field: "PLACEHOLDER"})).replace(b'"PLACEHOLDER"', junk)
-    reference = _outcome(lambda: decode_json_document(orjson.loads(data), origin=ORIGIN))
+    reference = _outcome(lambda: decode_json_document(json_text.loads(data), origin=ORIGIN))
     assert _outcome(lambda: decode_json_bytes(data, origin=ORIGIN)) == reference
 
 
@@ -222,7 +223,7 @@ def test_damaged_bytes_decode_as_orjson_and_the_reference_path_read_them(
     at = data.draw(st.integers(0, len(_FULL_SPAN)))
     cut = data.draw(st.integers(0, 3))
     damaged = _FULL_SPAN[:at] + junk + _FULL_SPAN[at + cut :]
-    reference = _outcome(lambda: decode_json_document(orjson.loads(damaged), origin=ORIGIN))
+    reference = _outcome(lambda: decode_json_document(json_text.loads(damaged), origin=ORIGIN))
     assert _outcome(lambda: decode_json_bytes(damaged, origin=ORIGIN)) == reference
 
 

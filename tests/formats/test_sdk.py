@@ -10,7 +10,9 @@ from opentelemetry.sdk._logs import (
     ReadableLogRecord,
     ReadWriteLogRecord,
 )
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import Status, StatusCode
 from otlp_helpers import RESOURCE, make_tracer_provider
 
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
@@ -156,3 +158,34 @@ def test_spans_without_events_hold_no_collectable_container(sdk_spans: list[Read
     assert all(r.events == () and not gc.is_tracked(r.events) for r in records)
     failing = from_readable_span(_by_name(sdk_spans, "execute_tool get_weather_1")[0])
     assert len(failing.events) == 1  # spans with events keep them
+
+
+def test_lone_surrogates_in_the_agents_strings_become_replacement_characters() -> None:
+    # Python strings can hold half a surrogate pair (text decoded with surrogateescape, a
+    # string cut inside an emoji); nothing downstream could encode one (Prometheus labels,
+    # OTLP, JSON), so every string a record takes from the SDK is cleaned.
+    cut = "cut \ud83d"
+    provider, exporter = make_tracer_provider(Resource.create({"service.name": cut}))
+    tracer = provider.get_tracer(cut)
+    with tracer.start_as_current_span(
+        f"invoke_agent {cut}",
+        attributes={"gen_ai.agent.name": cut, f"key {cut}": (cut, "ok"), "n": 1},
+    ) as span:
+        span.add_event(cut, {"e": cut})
+        span.set_status(Status(StatusCode.ERROR, cut))
+    [sdk_span] = exporter.get_finished_spans()
+    record = from_readable_span(sdk_span)
+    clean = "cut \ufffd"
+    assert record.name == f"invoke_agent {clean}"
+    assert record.attributes == {
+        "gen_ai.agent.name": clean,
+        f"key {clean}": [clean, "ok"],
+        "n": 1,
+    }
+    assert (record.events[0].name, record.events[0].attributes) == (clean, {"e": clean})
+    assert (record.status_message, record.scope) == (clean, clean)
+    assert record.resource["service.name"] == clean
+    halves = "halves \ud83d\ude00"  # two code points that make a pair: joined
+    assert from_sdk_log(APILogRecord(body={cut: [halves]})).body == {clean: ["halves 😀"]}
+    log = from_sdk_log(APILogRecord(event_name=cut, severity_text=cut, body=cut))
+    assert (log.event_name, log.severity_text, log.body) == (clean, clean, clean)

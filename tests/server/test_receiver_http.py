@@ -106,6 +106,23 @@ def test_otlp_json_logs(
     assert requests_counted(server, "200", "logs") == 1
 
 
+def test_lone_surrogate_escapes_in_json_are_replacement_characters(
+    server: ServerThread, intake: ListIntake, client: httpx.Client, spans: list[ReadableSpan]
+) -> None:
+    # JavaScript's JSON.stringify escapes half an emoji as \\ud83d; the Collector's Go
+    # reader takes it as U+FFFD, so does the receiver (the whole request was a 400).
+    doc = traces_json(spans)
+    span = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]  # type: ignore[index]
+    span["attributes"].append({"key": "cut", "value": {"stringValue": "cut \ud83d"}})
+    body = json.dumps(doc)
+    assert "\\ud83d" in body
+    response = client.post(f"{server.http_url}/v1/traces", content=body, headers=JSON)
+    assert (response.status_code, response.json()) == (200, {})
+    assert len(intake.spans) == len(spans)
+    [cut] = [record for record in intake.spans if "cut" in record.attributes]
+    assert (cut.span_id, cut.attributes["cut"]) == (span["spanId"], "cut \ufffd")
+
+
 def test_protobuf_answer_is_an_export_response(
     server: ServerThread, client: httpx.Client, spans: list[ReadableSpan]
 ) -> None:

@@ -385,6 +385,17 @@ def test_reasons_are_truncated_and_capped(
     assert len(caplog.records) == 1
 
 
+def test_lone_surrogates_in_agents_and_reasons_do_not_break_the_scrape(
+    registry: CollectorRegistry, metrics: ScoreMetrics
+) -> None:
+    # A custom criterion's reason (or a caller's agent name) may hold half an emoji; one
+    # such label value made every scrape raise UnicodeEncodeError.
+    metrics.record(result(crit("c", "not_evaluated", reason="cut \ud83d"), agent="a \udc00"))
+    text = text_exposition(registry).decode()
+    assert 'agent="a \ufffd",criterion="c",reason="cut \ufffd"} 1.0' in text
+    assert value(registry, "tracescore_invocations_total", agent="a \ufffd", outcome="scored") == 1
+
+
 # -- judge -------------------------------------------------------------------------------------
 
 

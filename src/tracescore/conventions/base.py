@@ -17,6 +17,7 @@ from typing import ClassVar, Generic, Literal, TypeVar, cast
 
 import orjson
 
+from tracescore import json_text
 from tracescore.conventions.messages import JsonValue, Message, is_not_captured
 from tracescore.conventions.salvage import salvage_json
 from tracescore.spans import LogRecord, SpanRecord
@@ -121,7 +122,7 @@ def parse_content(view: SpanView, value: object, source: str) -> Found[JsonValue
         if stripped[:1] not in ("{", "[", b"{", b"["):
             return Found(_text(value), source)
         try:
-            return Found(orjson.loads(stripped), source)
+            return Found(json_text.loads(stripped), source)
         except orjson.JSONDecodeError:
             try:
                 parsed, _ = salvage_json(stripped)

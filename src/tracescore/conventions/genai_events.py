@@ -32,6 +32,7 @@ from typing import Final, cast
 
 import orjson
 
+from tracescore import json_text
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -138,7 +139,7 @@ def _decoded(value: object) -> object:
         stripped = value.strip()
         if stripped[:1] in ("[", "{"):
             try:
-                return orjson.loads(stripped)
+                return json_text.loads(stripped)
             except orjson.JSONDecodeError:
                 return value
     return value

@@ -24,6 +24,8 @@ from typing import Final, TypeAlias, cast
 
 import orjson
 
+from tracescore import json_text
+
 __all__ = [
     "ASSISTANT_ROLES",
     "NOT_CAPTURED_MARKERS",
@@ -143,7 +145,7 @@ def load_json(value: object) -> JsonValue:
 
     """
     if isinstance(value, (str, bytes)):
-        return cast(JsonValue, orjson.loads(value))
+        return cast(JsonValue, json_text.loads(value))
     return cast(JsonValue, value)
 
 
@@ -157,7 +159,7 @@ def parse_arguments(value: object) -> JsonValue:
         stripped = value.strip()
         if stripped[:1] in ("{", "["):
             try:
-                return cast(JsonValue, orjson.loads(stripped))
+                return cast(JsonValue, json_text.loads(stripped))
             except orjson.JSONDecodeError:
                 return value
         return value

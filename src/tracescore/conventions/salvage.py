@@ -13,6 +13,7 @@ from typing import Final, TypeAlias, cast
 
 import orjson
 
+from tracescore import json_text
 from tracescore.conventions.messages import JsonValue
 
 __all__ = ["salvage_json"]
@@ -34,13 +35,13 @@ def salvage_json(text: str | bytes) -> tuple[JsonValue, bool]:
 
     """
     try:
-        return cast(JsonValue, orjson.loads(text)), False
+        return cast(JsonValue, json_text.loads(text)), False
     except orjson.JSONDecodeError:
         pass
     s = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
     for candidate in _candidates(s):
         try:
-            return cast(JsonValue, orjson.loads(candidate)), True
+            return cast(JsonValue, json_text.loads(candidate)), True
         except orjson.JSONDecodeError:
             continue
     raise ValueError("not JSON, and no valid prefix could be recovered")

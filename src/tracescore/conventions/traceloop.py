@@ -26,6 +26,7 @@ from typing import Final, cast
 
 import orjson
 
+from tracescore import json_text
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -75,7 +76,7 @@ def _decode(value: object) -> object:
     """OpenLLMetry JSON-encodes entity values: decode fully (``'"text"'`` → ``text``)."""
     if isinstance(value, (str, bytes)):
         try:
-            return orjson.loads(value)
+            return json_text.loads(value)
         except orjson.JSONDecodeError:
             return value
     return value

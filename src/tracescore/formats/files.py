@@ -41,6 +41,7 @@ from typing import BinaryIO, Final, Protocol
 
 import orjson
 
+from tracescore import json_text
 from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
@@ -259,7 +260,7 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
         first = (1, first[1][3:])
         read[0] = first[1]
     try:
-        doc = orjson.loads(first[1])
+        doc = json_text.loads(first[1])
     except orjson.JSONDecodeError as exc:
         second = _next_content_line(lines, read, cursor)
         second_doc = _document_or_none(second[1]) if second is not None else None
@@ -317,7 +318,7 @@ def is_json_lines(path: str) -> bool:
                 if line[:1] != b"{":
                     return False
                 try:
-                    return looks_like_document(orjson.loads(line))
+                    return looks_like_document(json_text.loads(line))
                 except orjson.JSONDecodeError:
                     return False
     except OSError:
@@ -397,7 +398,7 @@ def _next_content_line(
 def _document_or_none(line: bytes) -> object:
     """The line's OTLP document, or None when it is not one on its own."""
     try:
-        doc = orjson.loads(line)
+        doc = json_text.loads(line)
     except orjson.JSONDecodeError:
         return None
     return doc if looks_like_document(doc) else None

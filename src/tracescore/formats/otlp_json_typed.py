@@ -22,9 +22,9 @@ from __future__ import annotations
 from typing import Annotated, Final
 
 import msgspec
-import orjson
 from msgspec import UNSET, Meta, Struct, UnsetType
 
+from tracescore import json_text
 from tracescore.formats.anyvalue import (
     INT64_MAX,
     INT64_MIN,
@@ -196,7 +196,7 @@ _init_log: Final = LogRecord.__init__
 def decode_json_bytes(data: bytes | bytearray, *, origin: Origin | None) -> Batch:
     """Decode the bytes of one OTLP/JSON document (one JSON Lines line, one file).
 
-    The same batch as ``decode_json_document(orjson.loads(data), origin=origin)``, faster
+    The same batch as ``decode_json_document(json_text.loads(data), origin=origin)``, faster
     for the Collector's spelling (see the module docstring).
 
     Raises:
@@ -205,7 +205,7 @@ def decode_json_bytes(data: bytes | bytearray, *, origin: Origin | None) -> Batc
     """
     batch = decode_collector_json(data, origin=origin)
     if batch is None:
-        batch = decode_json_document(orjson.loads(data), origin=origin)
+        batch = decode_json_document(json_text.loads(data), origin=origin)
     return batch
 
 

@@ -12,7 +12,7 @@ exported and decoded from OTLP; the SDK's own ``SpanKind`` values start at 0 for
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, overload
 
 from opentelemetry._logs import LogRecord as APILogRecord
 from opentelemetry.sdk._logs import ReadableLogRecord, ReadWriteLogRecord
@@ -20,12 +20,14 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
+from tracescore.json_text import clean_text
 from tracescore.spans import Attributes, AttrValue, LogRecord, SpanEvent, SpanRecord
 
 __all__ = ["from_readable_span", "from_sdk_log"]
 
 _RESOURCE_CACHE_SIZE: Final = 32
 _SCALARS: Final = frozenset({str, bool, int, float})
+_NUMBERS: Final = frozenset({bool, int, float})
 # Allocating and calling __init__ directly skips the kwargs dict CPython builds when a
 # class is called with keyword arguments: same __init__, about half the cost.
 _new: Final = object.__new__
@@ -49,14 +51,27 @@ def _plain(value: object, depth: int = 0) -> AttrValue:
     if depth >= _MAX_DEPTH:
         return _TOO_DEEP
     if isinstance(value, (tuple, list)):  # the SDK stores sequences as tuples
-        scalars = _SCALARS
-        # An exact class in _SCALARS is an AttrValue; mypy cannot see that from `in`.
-        return [item if item.__class__ in scalars else _plain(item, depth + 1) for item in value]  # type: ignore[misc]
-    if value is None or isinstance(value, (str, int, float, bytes)):  # bool is an int
+        numbers = _NUMBERS
+        # An exact class in _NUMBERS is an AttrValue; mypy cannot see that from `in`.
+        return [item if item.__class__ in numbers else _plain(item, depth + 1) for item in value]  # type: ignore[misc]
+    if isinstance(value, str):
+        return clean_text(value)
+    if value is None or isinstance(value, (int, float, bytes)):  # bool is an int
         return value
     if isinstance(value, Mapping):
-        return {str(key): _plain(item, depth + 1) for key, item in value.items()}
-    return str(value)
+        return {clean_text(str(key)): _plain(item, depth + 1) for key, item in value.items()}
+    return clean_text(str(value))
+
+
+@overload
+def _text(value: str) -> str: ...
+@overload
+def _text(value: str | None) -> str | None: ...
+def _text(value: str | None) -> str | None:
+    """A name or message as the SDK holds it, without lone surrogates (see ``json_text``)."""
+    if isinstance(value, str) and not value.isascii():
+        return clean_text(value)
+    return value
 
 
 def _attributes(attributes: Mapping[str, object] | None) -> Attributes:
@@ -68,7 +83,9 @@ def _attributes(attributes: Mapping[str, object] | None) -> Attributes:
     # items() runs the Mapping ABC in Python, iterating keys stays in C.
     for key in attributes:
         value = attributes[key]
-        out[key] = value if value.__class__ in scalars else _plain(value)  # type: ignore[assignment]  # see _plain
+        if value.__class__ not in scalars or (value.__class__ is str and not value.isascii()):
+            value = _plain(value)
+        out[key if key.isascii() else clean_text(key)] = value  # type: ignore[assignment]  # see _plain
     return out
 
 
@@ -104,16 +121,16 @@ def from_readable_span(span: ReadableSpan) -> SpanRecord:
         trace_id=f"{context.trace_id:032x}",
         span_id=f"{context.span_id:016x}",
         parent_span_id=f"{parent.span_id:016x}" if parent is not None and parent.span_id else None,
-        name=span.name,
+        name=_text(span.name),
         kind=span.kind.value + 1,
         start_ns=span.start_time or 0,
         end_ns=span.end_time or 0,
         attributes=_attributes(span.attributes),
         events=[_event(event) for event in span.events] if span.events else (),
         status_code=status.status_code.value,
-        status_message=status.description or None,
+        status_message=_text(status.description) or None,
         resource=_resource_attributes(span.resource),
-        scope=(scope.name or None) if scope is not None else None,
+        scope=(_text(scope.name) or None) if scope is not None else None,
     )
     return record
 
@@ -121,7 +138,10 @@ def from_readable_span(span: ReadableSpan) -> SpanRecord:
 def _event(event: Event) -> SpanEvent:
     record = _new(SpanEvent)
     _init_event(
-        record, name=event.name, time_ns=event.timestamp, attributes=_attributes(event.attributes)
+        record,
+        name=_text(event.name),
+        time_ns=event.timestamp,
+        attributes=_attributes(event.attributes),
     )
     return record
 
@@ -154,10 +174,10 @@ def from_sdk_log(record: ReadableLogRecord | ReadWriteLogRecord | APILogRecord) 
         trace_id=f"{trace_id:032x}" if trace_id else None,
         span_id=f"{span_id:016x}" if span_id else None,
         time_ns=inner.timestamp or inner.observed_timestamp or 0,
-        event_name=getattr(inner, "event_name", None) or None,
+        event_name=_text(getattr(inner, "event_name", None)) or None,
         body=_plain(inner.body),
         attributes=_attributes(inner.attributes),
-        severity_text=inner.severity_text or None,
+        severity_text=_text(inner.severity_text) or None,
         resource=_resource_attributes(resource),
         scope=(scope.name or None) if scope is not None else None,
     )

@@ -27,6 +27,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from tracescore import json_text
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_collector_json
@@ -108,7 +109,7 @@ def decode_json_request(signal: Signal, data: bytes | bytearray, *, origin: Orig
     if batch is not None:
         return batch
     try:
-        doc = orjson.loads(data)
+        doc = json_text.loads(data)
     except orjson.JSONDecodeError as exc:
         raise MalformedRequest(f"invalid JSON: {exc}") from None
     if not isinstance(doc, dict):

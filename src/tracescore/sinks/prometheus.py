@@ -27,6 +27,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from tracescore.criteria.base import Criterion
+from tracescore.json_text import clean_text
 from tracescore.judge.costs import SpendLedger
 from tracescore.judge.outcomes import JudgeCallRecord
 from tracescore.scoring import InvocationResult
@@ -441,7 +442,9 @@ class ScoreMetrics:
         return child
 
     def _agent(self, agent: str | None) -> str:
-        name = agent or _UNKNOWN
+        # Label values must encode as UTF-8, or every scrape fails: agent names and reasons
+        # come from the agent's code (a custom criterion's reason, say), never assumed clean.
+        name = clean_text(agent or _UNKNOWN)
         with self._lock:
             if name in self._agents:
                 return name
@@ -460,7 +463,7 @@ class ScoreMetrics:
 
     def _reason(self, reason: str | None) -> str:
         # Whitespace collapsed so multi-line error texts make one readable label value.
-        text = " ".join((reason or _UNKNOWN).split())[:_REASON_CHARS] or _UNKNOWN
+        text = clean_text(" ".join((reason or _UNKNOWN).split())[:_REASON_CHARS]) or _UNKNOWN
         with self._lock:
             if text in self._reasons:
                 return text
