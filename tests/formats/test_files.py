@@ -303,6 +303,20 @@ def test_length_prefixed_protobuf_traces_and_logs(
     assert [len(b.logs) for b in batches] == [0, 0, 0, 3]
 
 
+def test_protobuf_with_invalid_utf8_strings_is_read(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    # The Collector's file exporter writes what it received: strings need not be UTF-8.
+    data = spans_to_proto_file_bytes(sdk_spans, batch_size=5).replace(
+        b"get_weather", b"get\xffweather"
+    )
+    batches = list(read_file(_write(tmp_path / "otlp.binpb", data)))
+    assert [b.errors for b in batches] == [[]] * len(batches)
+    assert _span_ids(batches) == _expected_ids(sdk_spans)
+    names = {span.name for batch in batches for span in batch.spans}
+    assert "execute_tool get\ufffdweather_0" in names
+
+
 def test_gzipped_protobuf(tmp_path: Path, sdk_spans: list[ReadableSpan]) -> None:
     data = gzip.compress(spans_to_proto_file_bytes(sdk_spans, batch_size=5))
     assert _span_ids(read_file(_write(tmp_path / "p.gz", data))) == _expected_ids(sdk_spans)

@@ -4,6 +4,9 @@ import dataclasses
 from collections.abc import Iterable
 
 import pytest
+from google.protobuf.message import DecodeError
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -19,6 +22,7 @@ from tracescore.formats.otlp_proto import (
     decode_proto_message,
     decode_trace_request,
     detect_signal,
+    parse_message,
 )
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.spans import Origin, SpanRecord
@@ -149,3 +153,68 @@ def test_bad_spans_and_log_ids_cost_only_themselves() -> None:
     assert (record.trace_id, record.span_id, record.body) == (None, None, None)
     [error] = batch.errors
     assert "log_records[0]: invalid trace_id" in error.detail
+
+
+# -- invalid UTF-8 in string fields ------------------------------------------------------------
+
+MARK = "MARK"
+BAD = b"M\xffRK"  # what a C++, Go or Rust agent may put in a string; the Collector passes it on
+READ = "M\ufffdRK"
+
+
+def _marked_traces(sdk_spans: list[ReadableSpan], mark: str) -> ExportTraceServiceRequest:
+    """The spans' request with ``mark`` in a resource attribute, the scope name, a span
+    name, an event name and a string four levels down an attribute's AnyValue."""
+    request = encode_spans(sdk_spans)
+    block = request.resource_spans[0]
+    block.resource.attributes.add(key="host", value={"string_value": f"{mark}-host"})
+    scope_block = block.scope_spans[-1]
+    scope_block.scope.name = f"{mark}-scope"
+    span = scope_block.spans[-1]
+    span.name = f"{mark}-span"
+    span.events.add(name=f"{mark}-event", time_unix_nano=1)
+    deep = {"kvlist_value": {"values": [{"key": "k", "value": {"array_value": {"values": [
+        {"string_value": f"{mark}-deep"}]}}}]}}  # fmt: skip
+    span.attributes.add(key=f"{mark}-key", value=deep)
+    return request
+
+
+def test_invalid_utf8_in_strings_reads_as_replacement_characters(
+    sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord]
+) -> None:
+    # protobuf's Python runtime refuses the whole message for one such string, so one span
+    # cost a whole batch; the OTLP spec recommends U+FFFD for each bad sequence.
+    data = _marked_traces(sdk_spans, MARK).SerializeToString().replace(MARK.encode(), BAD)
+    assert data.count(BAD) == 6
+    with pytest.raises(DecodeError):
+        ExportTraceServiceRequest.FromString(data)
+    batch = decode_proto_message(data, origin=ORIGIN)
+    assert batch.errors == []
+    expected = decode_trace_request(_marked_traces(sdk_spans, READ), origin=ORIGIN)
+    assert batch.spans == expected.spans
+    [span] = [s for s in batch.spans if s.name == f"{READ}-span"]
+    assert span.attributes[f"{READ}-key"] == {"k": [f"{READ}-deep"]}
+    assert (span.scope, span.resource["host"]) == (f"{READ}-scope", f"{READ}-host")
+
+    logs = encode_logs(sdk_logs)
+    logs.resource_logs[0].scope_logs[0].log_records[0].body.string_value = "cut-XY"
+    data = logs.SerializeToString().replace(b"cut-XY", b"cut-\xc3Y")  # a cut sequence
+    assert decode_proto_message(data, origin=ORIGIN).logs[0].body == "cut-\ufffdY"
+
+
+def test_invalid_utf8_does_not_hide_other_damage(sdk_spans: list[ReadableSpan]) -> None:
+    data = _marked_traces(sdk_spans, MARK).SerializeToString().replace(MARK.encode(), BAD)
+    for damaged in (data[:-3], data + b"\x0a\x05\x12", data + b"\x0b"):  # cut; open; a group
+        [error] = decode_proto_message(damaged, origin=ORIGIN, signal="traces").errors
+        assert "bad protobuf traces request" in error.detail
+
+
+@given(st.binary(max_size=200), st.sampled_from([b"", b"\xff", b"\xc3", b"\xed\xa0\x80"]))
+def test_any_bytes_parse_or_fail_with_the_parsers_error(data: bytes, junk: bytes) -> None:
+    for raw in (data, data + junk, junk + data):
+        message = ExportTraceServiceRequest()
+        try:
+            parse_message(message, raw)
+        except (DecodeError, RecursionError, ValueError):
+            continue
+        message.SerializeToString()  # what parsed holds valid strings only

@@ -105,6 +105,17 @@ def test_malformed_request_is_invalid_argument(
     assert counted(server, "INVALID_ARGUMENT") == 1
 
 
+def test_strings_that_are_not_utf8_are_read_not_refused(
+    server: ServerThread, intake: ListIntake, channel: grpc.Channel, spans: list[ReadableSpan]
+) -> None:
+    body = encode_spans(spans).SerializeToString().replace(b"get_weather", b"get\xffweather")
+    answer = ExportTraceServiceResponse.FromString(raw_export(channel)(body, timeout=10))
+    assert not answer.HasField("partial_success")
+    assert len(intake.spans) == len(spans)
+    assert any(record.name == "execute_tool get\ufffdweather_0" for record in intake.spans)
+    assert counted(server, "OK") == 1
+
+
 def test_partial_success_in_the_response(
     server: ServerThread, intake: ListIntake, channel: grpc.Channel, spans: list[ReadableSpan]
 ) -> None:

@@ -123,6 +123,19 @@ def test_lone_surrogate_escapes_in_json_are_replacement_characters(
     assert (cut.span_id, cut.attributes["cut"]) == (span["spanId"], "cut \ufffd")
 
 
+def test_protobuf_strings_that_are_not_utf8_read_as_replacement_characters(
+    server: ServerThread, intake: ListIntake, client: httpx.Client, spans: list[ReadableSpan]
+) -> None:
+    # The Collector passes such strings on unchecked; protobuf's Python runtime refused the
+    # whole request for one, a 400 that lost every span of the batch.
+    body = encode_spans(spans).SerializeToString().replace(b"get_weather", b"get\xffweather")
+    response = client.post(f"{server.http_url}/v1/traces", content=body, headers=PROTOBUF)
+    assert response.status_code == 200
+    assert not ExportTraceServiceResponse.FromString(response.content).HasField("partial_success")
+    assert sorted_ids(intake.spans) == sorted(f"{s.context.span_id:016x}" for s in spans)
+    assert any(record.name == "execute_tool get\ufffdweather_0" for record in intake.spans)
+
+
 def test_protobuf_answer_is_an_export_response(
     server: ServerThread, client: httpx.Client, spans: list[ReadableSpan]
 ) -> None:

@@ -19,14 +19,23 @@ both schemas; the first record that fits exactly one of them decides. A record t
 both has no span ids (neither field 1 nor field 2 is set) and cannot be a valid span, so
 it is read as a log record. Only field tags and lengths are read, and the walk stops at
 the first deciding record, which is almost always its first field.
+
+Invalid UTF-8 in string fields (:func:`parse_message`): protobuf's Python runtime
+refuses a whole message for one bad string, but the Collector's does not check them and
+passes them on, so one span with bytes that are not UTF-8 (from an agent in C++, Go or
+Rust) cost the request all its spans. The OTLP specification recommends reading such
+strings with U+FFFD for each bad sequence; :func:`parse_message` does that, on a repaired
+copy of the bytes, only after the runtime has refused them.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Final, Literal
 
-from google.protobuf.message import DecodeError  # type: ignore[import-untyped, unused-ignore]
+from google.protobuf.descriptor import Descriptor, FieldDescriptor  # type: ignore[import-untyped, unused-ignore]
+from google.protobuf.message import DecodeError, Message  # type: ignore[import-untyped, unused-ignore]
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
@@ -41,9 +50,12 @@ __all__ = [
     "decode_proto_message",
     "decode_trace_request",
     "detect_signal",
+    "parse_message",
 ]
 
 Signal = Literal["traces", "logs"]
+
+logger = logging.getLogger(__name__)
 
 # Allocating and calling __init__ directly skips the kwargs dict CPython builds when a
 # class is called with keyword arguments: same __init__, about half the cost.
@@ -197,10 +209,10 @@ def decode_proto_message(
     try:
         if signal == "traces":
             traces = ExportTraceServiceRequest()
-            traces.ParseFromString(data)
+            parse_message(traces, data)
             return decode_trace_request(traces, origin=origin)
         logs = ExportLogsServiceRequest()
-        logs.ParseFromString(data)
+        parse_message(logs, data)
         return decode_logs_request(logs, origin=origin)
     except (DecodeError, RecursionError, ValueError) as exc:
         detail = f"bad protobuf {signal} request: {exc}"
@@ -277,3 +289,82 @@ def detect_signal(data: bytes) -> Signal | None:
                 if span != log:
                     return "traces" if span else "logs"
     return "logs" if seen_records else None
+
+
+#: Messages nest at most this deep in a repair (protobuf's own parser stops at 100).
+_MAX_NESTING: Final = 100
+_STRING: Final = FieldDescriptor.TYPE_STRING
+_MESSAGE: Final = FieldDescriptor.TYPE_MESSAGE
+
+
+def parse_message(message: Message, data: bytes | bytearray) -> None:
+    """``message.ParseFromString(data)``; invalid UTF-8 in its strings read as U+FFFD.
+
+    Raises:
+        DecodeError: the bytes are not a valid message for another reason (the parser's
+            own error; ``RecursionError`` and ``ValueError`` also pass through from it).
+
+    """
+    try:
+        message.ParseFromString(data)
+        return
+    except (DecodeError, ValueError) as exc:  # the pure-Python runtime raises ValueError
+        first = exc
+    try:
+        repaired = _repair_utf8(bytes(data), 0, len(data), message.DESCRIPTOR, 0)
+    except ValueError:  # not well-formed down to the strings: the parser's error stands
+        repaired = None
+    if repaired is None:
+        raise first
+    try:
+        message.ParseFromString(repaired)
+    except (DecodeError, ValueError):
+        raise first from None
+    logger.debug("invalid UTF-8 in protobuf string fields read as U+FFFD")
+
+
+def _varint_bytes(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _repair_utf8(
+    data: bytes, start: int, end: int, descriptor: Descriptor, depth: int
+) -> bytes | None:
+    """The message at ``data[start:end]`` with its strings made valid UTF-8 (None: all are).
+
+    Unknown fields and fields of other types are copied as they are.
+
+    Raises:
+        ValueError: the bytes are not well-formed, or nest deeper than protobuf allows.
+
+    """
+    if depth > _MAX_NESTING:
+        raise ValueError("nested too deep")
+    parts: list[bytes] = []
+    copied = key_start = start
+    for number, wire_type, value_start, value_end in _fields(data, start, end):
+        field = descriptor.fields_by_number.get(number) if wire_type == 2 else None
+        new: bytes | None = None
+        if field is not None and field.type == _STRING:
+            value = data[value_start:value_end]
+            if not value.isascii():
+                try:
+                    value.decode("utf-8")
+                except UnicodeDecodeError:
+                    new = value.decode("utf-8", "replace").encode("utf-8")
+        elif field is not None and field.type == _MESSAGE:
+            new = _repair_utf8(data, value_start, value_end, field.message_type, depth + 1)
+        if new is not None:
+            parts += (data[copied:key_start], _varint_bytes(number << 3 | 2))
+            parts += (_varint_bytes(len(new)), new)
+            copied = value_end
+        key_start = value_end
+    if not parts:
+        return None
+    parts.append(data[copied:end])
+    return b"".join(parts)

@@ -31,7 +31,11 @@ from tracescore import json_text
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_collector_json
-from tracescore.formats.otlp_proto import decode_logs_request, decode_trace_request
+from tracescore.formats.otlp_proto import (
+    decode_logs_request,
+    decode_trace_request,
+    parse_message,
+)
 from tracescore.server.metrics import Signal
 from tracescore.spans import Origin
 
@@ -68,7 +72,7 @@ def parse_protobuf_request(
     """
     message = ExportTraceServiceRequest() if signal == "traces" else ExportLogsServiceRequest()
     try:
-        message.ParseFromString(data)
+        parse_message(message, data)
     except (DecodeError, RecursionError, ValueError) as exc:
         raise MalformedRequest(f"invalid protobuf {_MESSAGE_NAMES[signal]}: {exc}") from None
     return message
