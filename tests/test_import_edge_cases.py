@@ -119,7 +119,7 @@ def test_model_context_is_optional_and_changes_nothing_else() -> None:
     assert all(not {"system_instructions", "tool_definitions"} & i.provenance.keys() for i in lean)
 
 
-def test_lone_surrogate_escapes_read_as_replacement_characters(tmp_path: Path) -> None:
+def test_lone_surrogates_and_bad_utf8_read_as_replacement_characters(tmp_path: Path) -> None:
     # Half an emoji, as JavaScript's JSON.stringify writes a string cut inside one (or
     # Python's json.dumps a surrogateescape'd file name): in the OTLP document itself
     # (the conversation id) and in the JSON text of a tool result and of the reply.
@@ -132,11 +132,13 @@ def test_lone_surrogate_escapes_read_as_replacement_characters(tmp_path: Path) -
     ]
     assert sum("\\ud83d" in line for line in lines) > 1
     path = tmp_path / "cut-emoji.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    # And a byte that is not UTF-8 (Go's reader takes it, the OTLP spec says U+FFFD).
+    path.write_bytes(("\n".join(lines) + "\n").encode().replace(b"Fahrenheit", b"Fahren\xffheit"))
     result = CliRunner().invoke(main, ["import", str(path)])
     assert result.exit_code == 0, result.stderr
     [record] = [orjson.loads(x) for x in result.stdout.splitlines()]
     assert record["status"] == "ok"
     assert record["conversation_id"] == "two_sequential_tools-session\ufffd"
+    assert record["user_content"] == "What is the weather in Paris, in Fahren\ufffdheit?"
     assert record["tool_calls"][0]["result"]["condition"] == "sunny \ufffd"
     assert record["final_response"] == "It is 70.7°F and sunny in Paris. \ufffd😀"

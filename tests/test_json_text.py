@@ -50,6 +50,23 @@ def test_lone_surrogate_escapes_read_as_the_replacement_character(
     assert loads(memoryview(text.encode())) == expected
 
 
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'"a\xffb"', "a" + R + "b"),
+        (b'["\xc3", "\xc3\xa9"]', [R, "é"]),  # a cut sequence, then a whole one
+        (b'"\xed\xa0\x80"', R * 3),  # a surrogate encoded as UTF-8 is no UTF-8 either
+        (b'{"\xf0\x9f\x98": "\\ud83d \xff"}', {R: R + " " + R}),  # both at once
+    ],
+)
+def test_bytes_that_are_not_utf8_read_as_the_replacement_character(
+    data: bytes, expected: object
+) -> None:
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads(data)
+    assert loads(data) == expected
+
+
 def test_raw_surrogates_in_a_str_are_replaced() -> None:
     assert loads('["\ud800", "' + HIGH + LOW + '"]') == [R, "😀"]
 
@@ -60,17 +77,18 @@ def test_raw_surrogates_in_a_str_are_replaced() -> None:
         (r'["\ud800", NaN]', "no low surrogate"),  # still strict about the rest
         (r'["\ud800"', "no low surrogate"),  # not JSON anyway: orjson's first error
         ('{"a": 1,}', "trailing comma"),
+        (b'["\xff"', "not valid UTF-8"),  # not JSON once read either: orjson's first error
         ("", "Input is a zero-length"),
     ],
 )
-def test_other_errors_are_orjsons_own(text: str, message: str) -> None:
+def test_other_errors_are_orjsons_own(text: str | bytes, message: str) -> None:
     with pytest.raises(orjson.JSONDecodeError) as caught:
         loads(text)
     assert message in str(caught.value)
     assert caught.value.pos == orjson_error_position(text)
 
 
-def orjson_error_position(text: str) -> int:
+def orjson_error_position(text: str | bytes) -> int:
     try:
         orjson.loads(text)
     except orjson.JSONDecodeError as exc:

@@ -1,4 +1,4 @@
-r"""JSON text as other writers produce it: lone UTF-16 surrogates read as U+FFFD.
+r"""JSON text as other writers produce it: lone surrogates and bad UTF-8 read as U+FFFD.
 
 A JSON string may spell any UTF-16 code unit as ``\uXXXX``, and some writers spell
 half a surrogate pair that way: JavaScript's ``JSON.stringify`` on a string cut in the
@@ -8,13 +8,16 @@ decoded with ``surrogateescape`` (a file name with invalid bytes, in a tool resu
 result or OTLP batch. Go's ``encoding/json``, which the Collector's readers build on,
 reads such an escape as U+FFFD, the replacement character; so does :func:`loads`.
 
+Bytes that are not UTF-8 read the same way, each bad sequence as U+FFFD: Go's reader
+takes them, and the OTLP specification recommends that reading for strings.
+
 Strings in Python can hold lone surrogates too (the live processor receives the agent's
 own ``str`` values). Nothing downstream can encode them: a Prometheus scrape, an OTLP
 export and ``orjson.dumps`` all fail on one. :func:`clean_text` replaces them where
 such strings come in.
 
-Only text ``orjson`` refuses for a surrogate takes the slow path: valid JSON is parsed
-exactly as ``orjson.loads`` parses it.
+Only text ``orjson`` refuses for a surrogate or for bad UTF-8 takes the slow path:
+valid JSON is parsed exactly as ``orjson.loads`` parses it.
 """
 
 from __future__ import annotations
@@ -50,10 +53,11 @@ def _replace_bytes(match: re.Match[bytes]) -> bytes:
 
 
 def loads(data: str | bytes | bytearray | memoryview) -> Any:  # Any, as orjson.loads
-    r"""``orjson.loads(data)``, reading each lone surrogate as U+FFFD.
+    r"""``orjson.loads(data)``, reading each lone surrogate and bad UTF-8 as U+FFFD.
 
     A lone surrogate is an escape ``\uD800``–``\uDFFF`` that is not half of a
-    well-formed pair, or (in a ``str``) such a code point itself.
+    well-formed pair, or (in a ``str``) such a code point itself. In bytes, each
+    sequence that is not UTF-8 reads as one U+FFFD (as ``bytes.decode`` replaces).
 
     Raises:
         orjson.JSONDecodeError: ``data`` is not JSON for another reason (as
@@ -66,10 +70,17 @@ def loads(data: str | bytes | bytearray | memoryview) -> Any:  # Any, as orjson.
         if _SURROGATE_ERROR not in exc.msg:
             raise
         first = exc
+    fixed: str | bytes
     if isinstance(data, str):
-        fixed: str | bytes = _ESCAPES_STR.sub(_replace_str, clean_text(data))
+        fixed = _ESCAPES_STR.sub(_replace_str, clean_text(data))
     else:
-        fixed = _ESCAPES_BYTES.sub(_replace_bytes, bytes(data))
+        raw = bytes(data)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:  # orjson says "surrogates" of any invalid UTF-8
+            fixed = _ESCAPES_STR.sub(_replace_str, raw.decode("utf-8", "replace"))
+        else:
+            fixed = _ESCAPES_BYTES.sub(_replace_bytes, raw)
     try:
         return orjson.loads(fixed)
     except orjson.JSONDecodeError:
