@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import orjson
 import pytest
 from google.adk.evaluation.eval_config import EvalConfig as AdkEvalConfig
+from pydantic import ValidationError
 
 from tracescore.criteria.text import ContainsKeywords, ResponseMatchScore
 from tracescore.criteria.trajectory import ToolTrajectoryAvgScore
@@ -61,6 +64,33 @@ def test_agentflow_spellings() -> None:
         ToolTrajectoryAvgScore(threshold=0.5, ignore_args=True),
         ContainsKeywords(threshold=1.0, keywords=("Paris", "°C")),
     ]
+
+
+@pytest.mark.parametrize(
+    "threshold",
+    [
+        *(0.8, 1, "0.8", " 0.8 ", "1e-1", ".5", "+.5", "1_0", "inf", "nan", True, False),
+        *("", "high", "0x1", None, [0.8], {"value": 1}),  # refused, by ADK too
+    ],
+)
+@pytest.mark.parametrize("form", ["bare", "object"])
+def test_thresholds_are_read_as_adk_reads_them(
+    tmp_path: Path, threshold: object, form: str
+) -> None:
+    entry = threshold if form == "bare" else {"threshold": threshold}
+    data = {"criteria": {"response_match_score": entry}}
+    try:
+        adk = AdkEvalConfig.model_validate_json(json.dumps(data)).criteria["response_match_score"]
+    except ValidationError:
+        with pytest.raises(ConfigError, match=r"criteria\.response_match_score"):
+            load_eval_config(write(tmp_path, data, "cfg.json"))
+        return
+    expected = adk if isinstance(adk, float) else adk.threshold
+    [criterion] = load_eval_config(write(tmp_path, data, "cfg.json"))
+    assert criterion.threshold is not None and expected is not None
+    assert criterion.threshold == expected or (
+        math.isnan(expected) and math.isnan(criterion.threshold)
+    )
 
 
 @pytest.mark.parametrize(

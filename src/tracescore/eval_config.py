@@ -162,15 +162,23 @@ def _looks_like_agentflow(config: _EvalConfig) -> bool:
 
 
 def _options(entry: object, *, source: str, key: str) -> _CriterionOptions:
-    """A bare number is the threshold (ADK's short form); an object carries options."""
-    if isinstance(entry, bool) or not isinstance(entry, (int, float, dict)):
-        raise ConfigError(f"{source}: {key}: expected a threshold number or an object")
-    if not isinstance(entry, dict):
-        return _CriterionOptions(threshold=float(entry))
+    """A bare value is the threshold (ADK's short form); an object carries options.
+
+    Both are read as ADK's pydantic model reads them, so a file ADK takes loads here:
+    a number, a numeric string (``"0.8"``, ``" 1e-1 "``, ``"nan"``) or a boolean (1 or 0).
+    """
+    if isinstance(entry, dict):
+        try:
+            return _CriterionOptions.model_validate(entry)
+        except ValidationError as exc:
+            raise ConfigError(f"{source}: {key}.{_first_error(exc)}") from None
     try:
-        return _CriterionOptions.model_validate(entry)
-    except ValidationError as exc:
-        raise ConfigError(f"{source}: {key}.{_first_error(exc)}") from None
+        options = _CriterionOptions.model_validate({"threshold": entry})
+    except ValidationError:
+        options = None
+    if options is None or options.threshold is None:
+        raise ConfigError(f"{source}: {key}: expected a threshold number or an object")
+    return options
 
 
 def _build(cls: type[Criterion], options: _CriterionOptions, *, source: str, key: str) -> Criterion:
