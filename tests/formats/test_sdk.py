@@ -189,3 +189,14 @@ def test_lone_surrogates_in_the_agents_strings_become_replacement_characters() -
     assert from_sdk_log(APILogRecord(body={cut: [halves]})).body == {clean: ["halves 😀"]}
     log = from_sdk_log(APILogRecord(event_name=cut, severity_text=cut, body=cut))
     assert (log.event_name, log.severity_text, log.body) == (clean, clean, clean)
+    # A bare API record's attribute keys are not checked by the SDK: any hashable.
+    odd_keys = {1: "int key", cut: "v"}
+    assert from_sdk_log(APILogRecord(attributes=odd_keys)).attributes == {  # type: ignore[arg-type]
+        "1": "int key",
+        clean: "v",
+    }
+    logger_provider = LoggerProvider(resource=RESOURCE)
+    capture = _Capture()
+    logger_provider.add_log_record_processor(capture)
+    logger_provider.get_logger(cut).emit(body="in a scope")
+    assert from_sdk_log(capture.records[0]).scope == clean

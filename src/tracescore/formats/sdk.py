@@ -85,7 +85,9 @@ def _attributes(attributes: Mapping[str, object] | None) -> Attributes:
         value = attributes[key]
         if value.__class__ not in scalars or (value.__class__ is str and not value.isascii()):
             value = _plain(value)
-        out[key if key.isascii() else clean_text(key)] = value  # type: ignore[assignment]  # see _plain
+        # A bare API log record's keys are not checked: any hashable may come here.
+        name = key if key.__class__ is str and key.isascii() else clean_text(str(key))
+        out[name] = value  # type: ignore[assignment]  # see _plain
     return out
 
 
@@ -179,6 +181,6 @@ def from_sdk_log(record: ReadableLogRecord | ReadWriteLogRecord | APILogRecord) 
         attributes=_attributes(inner.attributes),
         severity_text=_text(inner.severity_text) or None,
         resource=_resource_attributes(resource),
-        scope=(scope.name or None) if scope is not None else None,
+        scope=(_text(scope.name) or None) if scope is not None else None,
     )
     return log
