@@ -39,8 +39,8 @@ _ESCAPES_STR: Final = re.compile(
 _ESCAPES_BYTES: Final = re.compile(_ESCAPES_STR.pattern.encode())
 _LONE: Final = re.compile("[\ud800-\udfff]")
 #: What ``orjson`` says of a lone surrogate escape (``no low surrogate``, ``invalid low
-#: surrogate``, ``invalid high surrogate``); raw surrogates in a ``str`` give ``str is
-#: not valid UTF-8: surrogates not allowed``.
+#: surrogate``, ``invalid high surrogate``), of raw surrogates in a ``str`` and of any
+#: bytes that are not UTF-8 (``str is not valid UTF-8: surrogates not allowed``).
 _SURROGATE_ERROR: Final = "surrogate"
 
 
