@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["clean_text", "loads"]
+__all__ = ["clean_text", "loads", "repair_escapes"]
 
 #: A scan of JSON text, left to right: an escaped backslash (skipped whole, so that a
 #: backslash followed by the text ``ud800`` stays that text), a well-formed surrogate
@@ -72,13 +72,13 @@ def loads(data: str | bytes | bytearray | memoryview) -> Any:  # Any, as orjson.
         first = exc
     fixed: str | bytes
     if isinstance(data, str):
-        fixed = _ESCAPES_STR.sub(_replace_str, clean_text(data))
+        fixed = repair_escapes(clean_text(data))
     else:
         raw = bytes(data)
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:  # orjson says "surrogates" of any invalid UTF-8
-            fixed = _ESCAPES_STR.sub(_replace_str, raw.decode("utf-8", "replace"))
+            fixed = repair_escapes(raw.decode("utf-8", "replace"))
         else:
             fixed = _ESCAPES_BYTES.sub(_replace_bytes, raw)
     try:
@@ -86,6 +86,15 @@ def loads(data: str | bytes | bytearray | memoryview) -> Any:  # Any, as orjson.
     except orjson.JSONDecodeError:
         # Report the original text's first error, positions included.
         raise first from None
+
+
+def repair_escapes(text: str) -> str:
+    r"""JSON ``text`` with each lone surrogate escape (``\ud83d`` alone) spelled ``\ufffd``.
+
+    For readers other than orjson (Python's ``json`` takes such escapes and would hand
+    back a string that nothing can encode).
+    """
+    return _ESCAPES_STR.sub(_replace_str, text)
 
 
 def clean_text(text: str) -> str:

@@ -44,6 +44,11 @@ import orjson
 from tracescore import json_text
 from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
+from tracescore.formats.console import (
+    decode_console_line,
+    decode_console_stream,
+    starts_a_record,
+)
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.zstd import MAGIC as ZSTD_MAGIC
@@ -295,6 +300,9 @@ def _json_line(line: bytes, origin: Origin, *, message: bool = False) -> Batch:
     try:
         batch = decode_json_bytes(line, origin=origin)
     except orjson.JSONDecodeError as exc:
+        console = decode_console_line(line, origin=origin)
+        if console is not None:
+            return console
         # Only a file's last line can lack its newline: one cut there is a file the
         # Collector is still writing (or a copy taken mid-write), not a corrupt record.
         if not message and line[-1:] != b"\n" and _cut_short(line, exc):
@@ -408,6 +416,9 @@ def _whole_document(data: bytearray, path: str) -> Batch:
     try:
         return decode_json_bytes(data, origin=Origin(path))
     except orjson.JSONDecodeError as exc:
+        console = decode_console_stream(data, path)  # many records, each pretty-printed
+        if console is not None:
+            return console
         cut = _DOCUMENT_CUT if _cut_short(data, exc) else ""
         return _invalid_json(Origin(path, exc.lineno), exc, cut=cut)
 
@@ -426,6 +437,14 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
         if len(prefix) < 4:
             detail = f"truncated: {len(prefix)} byte(s) where a 4-byte length was expected"
         elif size > _MAX_MESSAGE_BYTES:
+            if index == 1 and _is_text(prefix):
+                # Text: the SDK's console exporter output after the agent's own prints?
+                head = prefix + stream.read(_CONSOLE_PEEK)
+                if starts_a_record(head):
+                    console = decode_console_stream(head + stream.read(), path)
+                    if console is not None:
+                        yield console
+                        return
             detail = (
                 _not_traces(prefix)
                 if index == 1 and _is_text(prefix)
@@ -455,6 +474,10 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
         yield _decode_proto(data, origin=origin)
 
 
+#: How much of a text file is looked at for a printed console record.
+_CONSOLE_PEEK: Final = 64 * 1024
+
+
 def _is_text(head: bytes) -> bool:
     """Printable ASCII: the start of a text file (a length prefix this long is not)."""
     return all(32 <= byte < 127 or byte in b"\t\r\n" for byte in head)
@@ -464,7 +487,8 @@ def _not_traces(head: bytes) -> str:
     return (
         f"not a trace file: text starting {head.decode('ascii')!r}, not JSON (OTLP JSON"
         " starts with { or [); tracescore reads OTLP JSON, JSON Lines and length-prefixed"
-        " OTLP protobuf, plain or gzip/zstd-compressed"
+        " OTLP protobuf, plain or gzip/zstd-compressed, and the OTel SDK's console exporter"
+        " output"
     )
 
 

@@ -45,6 +45,7 @@ from tracescore.formats.anyvalue import (
     type_name,
 )
 from tracescore.formats.base import Batch
+from tracescore.formats.console import decode_console_record, looks_like_console
 from tracescore.formats.jaeger import decode_jaeger_v1, looks_like_jaeger_v1
 from tracescore.formats.otlp_json_fast import FAST_ERRORS, span_fast
 from tracescore.spans import Attributes, LogRecord, Origin, SpanEvent, SpanRecord
@@ -159,6 +160,11 @@ def _document(doc: object, batch: Batch, *, wrapped: bool) -> None:
         jaeger = decode_jaeger_v1(doc, origin=origin)
         batch.spans += jaeger.spans
         batch.errors += jaeger.errors
+    elif looks_like_console(doc):  # the SDK's console exporter, one record per line
+        console = decode_console_record(doc, origin=origin)
+        batch.spans += console.spans
+        batch.logs += console.logs
+        batch.errors += console.errors
     elif "eval_cases" in doc or "evalCases" in doc:  # (an eval result has neither)
         batch.errors.append(
             located_error(

@@ -26,6 +26,7 @@ import msgspec
 import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
+from tracescore.formats.console import decode_console_line
 from tracescore.formats.otlp_json_typed import decode_json_bytes
 
 __all__ = ["add_line_trace_ids"]
@@ -88,8 +89,11 @@ def add_line_trace_ids(line: bytes, ids: set[str]) -> int:
         return found[1]
     try:
         batch = decode_json_bytes(line, origin=None)
-    except orjson.JSONDecodeError:  # a bad record: the import counts no records for it
-        return 0
+    except orjson.JSONDecodeError:  # a bad record (the import counts none), or a
+        console = decode_console_line(line, origin=None)  # printed record with NaN
+        if console is None:
+            return 0
+        batch = console
     ids.update(span.trace_id for span in batch.spans)
     ids.update(log.trace_id for log in batch.logs if log.trace_id)
     return len(batch.spans) + len(batch.logs)
