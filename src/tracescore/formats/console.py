@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Final
 
@@ -38,8 +39,8 @@ __all__ = [
     "decode_console_line",
     "decode_console_record",
     "decode_console_stream",
+    "decode_console_text",
     "looks_like_console",
-    "starts_a_record",
 ]
 
 _KINDS: Final = {"INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}
@@ -48,6 +49,7 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SPAN_KEYS: Final = frozenset({"name", "context", "kind", "start_time", "end_time"})
 _LOG_KEYS: Final = frozenset({"body", "severity_number", "observed_timestamp", "trace_id"})
 _SNIPPET_CHARS: Final = 40
+_PEEK: Final = 64 * 1024
 #: A line that opens a printed span (``name`` comes first) or log record (``body``).
 _RECORD_START: Final = re.compile(r'^\{\s*"(?:name|body)"\s*:', re.MULTILINE)
 
@@ -91,9 +93,22 @@ def decode_console_line(data: bytes | bytearray, *, origin: Origin | None) -> Ba
     return decode_console_record(doc, origin=origin) if looks_like_console(doc) else None
 
 
-def starts_a_record(head: bytes) -> bool:
-    """Whether a line in ``head`` (the start of a text file) opens a printed record."""
-    return _RECORD_START.search(head.decode("utf-8", "replace")) is not None
+def decode_console_text(head: bytes, read: Callable[[int], bytes], path: str) -> Batch | None:
+    """The records of a file that starts with other text (the agent's prints), or None.
+
+    Only the first 64 KiB are searched for a line that opens a record; the rest of the
+    file is read (``read(-1)``) only when one does.
+
+    Args:
+        head: The bytes read from the file so far.
+        read: The file's ``read``.
+        path: The file's name, for the records' origins.
+
+    """
+    head += read(_PEEK)
+    if _RECORD_START.search(head.decode("utf-8", "replace")) is None:
+        return None
+    return decode_console_stream(head + read(-1), path)
 
 
 def decode_console_stream(data: bytes | bytearray, path: str) -> Batch | None:

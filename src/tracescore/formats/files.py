@@ -47,7 +47,7 @@ from tracescore.formats.base import Batch
 from tracescore.formats.console import (
     decode_console_line,
     decode_console_stream,
-    starts_a_record,
+    decode_console_text,
 )
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
@@ -437,14 +437,11 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
         if len(prefix) < 4:
             detail = f"truncated: {len(prefix)} byte(s) where a 4-byte length was expected"
         elif size > _MAX_MESSAGE_BYTES:
-            if index == 1 and _is_text(prefix):
-                # Text: the SDK's console exporter output after the agent's own prints?
-                head = prefix + stream.read(_CONSOLE_PEEK)
-                if starts_a_record(head):
-                    console = decode_console_stream(head + stream.read(), path)
-                    if console is not None:
-                        yield console
-                        return
+            if index == 1 and _is_text(prefix):  # console exporter output after prints?
+                console = decode_console_text(prefix, stream.read, path)
+                if console is not None:
+                    yield console
+                    return
             detail = (
                 _not_traces(prefix)
                 if index == 1 and _is_text(prefix)
@@ -472,10 +469,6 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
                 yield _json_line(data, origin, message=True)
                 continue
         yield _decode_proto(data, origin=origin)
-
-
-#: How much of a text file is looked at for a printed console record.
-_CONSOLE_PEEK: Final = 64 * 1024
 
 
 def _is_text(head: bytes) -> bool:
