@@ -52,6 +52,7 @@ _SNIPPET_CHARS: Final = 40
 _PEEK: Final = 64 * 1024
 #: A line that opens a printed span (``name`` comes first) or log record (``body``).
 _RECORD_START: Final = re.compile(r'^\{\s*"(?:name|body)"\s*:', re.MULTILINE)
+_RECORD_START_BYTES: Final = re.compile(_RECORD_START.pattern.encode(), re.MULTILINE)
 
 
 def looks_like_console(doc: object) -> bool:
@@ -96,8 +97,9 @@ def decode_console_line(data: bytes | bytearray, *, origin: Origin | None) -> Ba
 def decode_console_text(head: bytes, read: Callable[[int], bytes], path: str) -> Batch | None:
     """The records of a file that starts with other text (the agent's prints), or None.
 
-    Only the first 64 KiB are searched for a line that opens a record; the rest of the
-    file is read (``read(-1)``) only when one does.
+    Only the first 64 KiB are searched for a line that opens a record (so for
+    :func:`decode_console_stream` too); the rest of the file is read (``read(-1)``) only
+    when one does.
 
     Args:
         head: The bytes read from the file so far.
@@ -106,7 +108,7 @@ def decode_console_text(head: bytes, read: Callable[[int], bytes], path: str) ->
 
     """
     head += read(_PEEK)
-    if _RECORD_START.search(head.decode("utf-8", "replace")) is None:
+    if _RECORD_START_BYTES.search(head) is None:
         return None
     return decode_console_stream(head + read(-1), path)
 
@@ -114,11 +116,16 @@ def decode_console_text(head: bytes, read: Callable[[int], bytes], path: str) ->
 def decode_console_stream(data: bytes | bytearray, path: str) -> Batch | None:
     """Every record of a file of console exporter output, or None.
 
-    None: no line opens a printed record, or the first one that seems to is not one
-    (the file is something else). Otherwise the batch holds every record that decoded,
-    each with the line it starts on, and one located error per record that did not and
-    per stretch of other text (the agent's own prints, before or between the records).
+    None: no line in the first 64 KiB opens a printed record, or the first one that
+    seems to is not one (the file is something else). Otherwise the batch holds every
+    record that decoded, each with the line it starts on, and one located error per
+    record that did not and per stretch of other text (the agent's own prints, before
+    or between the records).
     """
+    # Checked on the first bytes before anything is decoded: this runs on every JSON
+    # document that failed, a cut-short 500 MB one included.
+    if _RECORD_START_BYTES.search(data, 0, _PEEK) is None:
+        return None
     text = _text(data)
     decoder = json.JSONDecoder()
     start = _RECORD_START.search(text)
