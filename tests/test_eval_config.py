@@ -155,6 +155,28 @@ def test_mistakes_name_file_and_key(tmp_path: Path, data: object, message: str) 
     assert message in text
 
 
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            '{"criteria": {}}'.encode("utf-16"),
+            "cfg.json: not UTF-8 text but UTF-16: save it as UTF-8",
+        ),
+        (
+            b'{"criteria": {"caf\xe9": 1}}',
+            "cfg.json: not UTF-8 text (invalid continuation byte at byte 18)",
+        ),
+    ],
+    ids=["utf-16", "latin-1"],
+)
+def test_text_that_is_not_utf8_is_named(tmp_path: Path, data: bytes, message: str) -> None:
+    # orjson says "str is not valid UTF-8: surrogates not allowed" of both: misleading.
+    (tmp_path / "cfg.json").write_bytes(data)
+    with pytest.raises(ConfigError) as err:
+        load_eval_config(tmp_path / "cfg.json")
+    assert str(err.value).replace(str(tmp_path) + "/", "") == message
+
+
 def test_informational_criteria_are_reported_on_every_replay_not_configured() -> None:
     from tracescore.criteria import informational_criteria
 

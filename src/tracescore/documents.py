@@ -16,7 +16,7 @@ import orjson
 
 from tracescore import json_text
 
-__all__ = ["Kind", "identify", "identify_lines", "where_it_goes"]
+__all__ = ["Kind", "identify", "identify_lines", "not_utf8", "where_it_goes"]
 
 Kind = Literal["evalset", "eval_config", "traces", "results", "invocations", "eval_result"]
 
@@ -80,3 +80,18 @@ def where_it_goes(kind: Kind | None, expected: Kind) -> str | None:
         "traces": "a trace file",
     }
     return f"not {names[expected]} but {_WHERE[kind]}"
+
+
+def not_utf8(data: bytes) -> str | None:
+    """What is wrong when ``data`` is not UTF-8 text (None when it is), for a message.
+
+    orjson says ``str is not valid UTF-8: surrogates not allowed`` of any such file,
+    which misleads; a UTF-16 file (as some Windows editors save JSON) is named as one.
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return "not UTF-8 text but UTF-16: save it as UTF-8"
+        return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return None

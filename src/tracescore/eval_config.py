@@ -28,7 +28,7 @@ from tracescore.criteria import Criterion, criterion_class
 from tracescore.criteria.judged import JudgeModelOptions
 from tracescore.criteria.registry import NAME_CLASHES
 from tracescore.criteria.trajectory_match import parse_match_type
-from tracescore.documents import identify, identify_lines, where_it_goes
+from tracescore.documents import identify, identify_lines, not_utf8, where_it_goes
 from tracescore.exceptions import ConfigError
 
 __all__ = ["DEFAULT_CRITERIA", "criteria_from_config", "load_eval_config"]
@@ -97,6 +97,9 @@ def load_eval_config(path: str | os.PathLike[str] | None) -> list[Criterion]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        problem = not_utf8(raw)
+        if problem is not None:
+            raise ConfigError(f"{where}: {problem}") from None
         hint = where_it_goes(identify_lines(raw), "eval_config")
         raise ConfigError(f"{where}: {hint or f'invalid JSON: {exc}'}") from None
     hint = where_it_goes(identify(data), "eval_config")

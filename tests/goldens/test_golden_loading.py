@@ -515,8 +515,11 @@ def test_unreadable_paths(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"no \*\.evalset\.json or \*\.test\.json files"):
         load_goldens([str(tmp_path)])
     (tmp_path / "latin1.evalset.json").write_bytes(b'{"eval_set_id": "\xe9"}')
-    with pytest.raises(ConfigError, match=r"latin1\.evalset\.json: not UTF-8"):
+    with pytest.raises(ConfigError, match=r"latin1\.evalset\.json: not UTF-8 text \(invalid"):
         load_goldens([str(tmp_path / "latin1.evalset.json")])
+    (tmp_path / "notepad.evalset.json").write_bytes('{"eval_set_id": "s"}'.encode("utf-16"))
+    with pytest.raises(ConfigError, match=r"json: not UTF-8 text but UTF-16: save it as UTF-8$"):
+        load_goldens([str(tmp_path / "notepad.evalset.json")])
 
 
 def test_golden_files_expands_and_checks_without_parsing(tmp_path: Path) -> None:

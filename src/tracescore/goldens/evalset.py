@@ -39,7 +39,7 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from tracescore.documents import identify, identify_lines, where_it_goes
+from tracescore.documents import identify, identify_lines, not_utf8, where_it_goes
 from tracescore.exceptions import ConfigError
 from tracescore.goldens import fastpath, schema, typed
 from tracescore.goldens.cases import (
@@ -195,10 +195,9 @@ def _stem(path: str) -> str:
 
 
 def _check_utf8(data: bytes, source: str) -> None:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})") from None
+    problem = not_utf8(data)
+    if problem is not None:
+        raise ConfigError(f"{source}: {problem}")
 
 
 def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
