@@ -342,6 +342,19 @@ def test_absurd_length_prefix_is_rejected_without_reading_on(tmp_path: Path) -> 
     assert "exceeds" in batch.errors[0].detail
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_utf16_json_is_named_as_such(tmp_path: Path, encoding: str) -> None:
+    data = '{"resourceSpans": []}'.encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data
+    [batch] = read_file(_write(tmp_path / "saved-on-windows.json", data))
+    [error] = batch.errors
+    assert (error.line, error.detail) == (
+        1,
+        "not a trace file: UTF-16 text (tracescore reads UTF-8: convert it)",
+    )
+
+
 @pytest.mark.parametrize("text", [b'"""A demo agent."""\n', b"# notes\n", b"hello world"])
 def test_a_text_file_that_is_not_json_is_named_as_such(tmp_path: Path, text: bytes) -> None:
     """Read as protobuf, its first four bytes were an absurd length; now the error says

@@ -442,13 +442,9 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
                 if console is not None:
                     yield console
                     return
-            detail = (
-                _not_traces(prefix)
-                if index == 1 and _is_text(prefix)
-                else (
-                    f"message length {size} exceeds {_MAX_MESSAGE_BYTES} bytes: not a"
-                    " length-prefixed OTLP protobuf file, or a corrupt one"
-                )
+            detail = (_not_traces(prefix) if index == 1 else None) or (
+                f"message length {size} exceeds {_MAX_MESSAGE_BYTES} bytes: not a"
+                " length-prefixed OTLP protobuf file, or a corrupt one"
             )
         else:
             data = _read_exactly(stream, size)
@@ -476,7 +472,12 @@ def _is_text(head: bytes) -> bool:
     return all(32 <= byte < 127 or byte in b"\t\r\n" for byte in head)
 
 
-def _not_traces(head: bytes) -> str:
+def _not_traces(head: bytes) -> str | None:
+    """What a file starting with ``head`` is, when it is text and not protobuf."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "not a trace file: UTF-16 text (tracescore reads UTF-8: convert it)"
+    if not _is_text(head):
+        return None
     return (
         f"not a trace file: text starting {head.decode('ascii')!r}, not JSON (OTLP JSON"
         " starts with { or [); tracescore reads OTLP JSON, JSON Lines and length-prefixed"
