@@ -98,6 +98,25 @@ def test_api_wrappers(sdk_spans: list[ReadableSpan], wrapper: str, decode: Decod
     assert (len(batch.spans), batch.errors) == (len(sdk_spans), [])
 
 
+def test_an_array_of_documents_reads_as_each_of_them(
+    sdk_spans: list[ReadableSpan], sdk_logs: list[ReadableLogRecord], decode: Decode
+) -> None:
+    # Export batches gathered into one JSON array by a script: each item is a document.
+    doc = [
+        to_collector_json(encode_spans(sdk_spans[:2])),
+        {"result": to_collector_json(encode_spans(sdk_spans[2:]))},
+        to_collector_json(encode_logs(sdk_logs)),
+        "not a document",
+        {},
+    ]
+    batch = decode(doc)
+    assert _by_id(batch.spans) == _by_id([from_readable_span(s) for s in sdk_spans])
+    assert len(batch.logs) == len(sdk_logs)
+    [error] = batch.errors
+    assert (error.line, error.detail) == (7, "expected a JSON object, got string")
+    assert decode([]).errors == []
+
+
 # --- leniency -------------------------------------------------------------------------
 
 
@@ -249,7 +268,8 @@ def test_bad_fields_are_located_errors(span: dict[str, Any], message: str, decod
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        ([1, 2], "expected a JSON object, got array"),
+        ([[1, 2]], "expected a JSON object, got array"),  # arrays of arrays are not read
+        (7, "expected a JSON object, got number"),
         ({"resourceSpans": {}}, "resourceSpans must be an array"),
         ({"resourceSpans": [3]}, "resourceSpans[0]: must be an object"),
         ({"resourceSpans": [{"resource": []}]}, "resource must be an object"),

@@ -117,7 +117,7 @@ def test_logs_without_a_trace_id_count_but_add_no_id(full_reads: list[bytes]) ->
 
 @pytest.mark.parametrize(
     "line",
-    [b"not json\n", b'{"resourceSpans": [\n', b"[1, 2]\n", b'"text"\n'],
+    [b"not json\n", b'{"resourceSpans": [\n', b"[[1, 2]]\n", b'"text"\n'],
 )
 def test_a_line_that_is_not_a_document_counts_no_record(line: bytes, tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"

@@ -90,7 +90,9 @@ def decode_json_document(doc: object, *, origin: Origin | None) -> Batch:
     """Decode one parsed OTLP/JSON document (one export batch) into records.
 
     Args:
-        doc: The value ``orjson.loads`` returned for one JSON Lines line or one file.
+        doc: The value ``orjson.loads`` returned for one JSON Lines line or one file: a
+            document, or an array of documents (each decoded as if alone; an item that
+            is not an object is one located error).
         origin: Where the document came from; copied onto every record and error.
 
     Returns:
@@ -101,7 +103,11 @@ def decode_json_document(doc: object, *, origin: Origin | None) -> Batch:
     """
     batch = Batch(origin=origin)
     try:
-        _document(doc, batch, wrapped=False)
+        if isinstance(doc, list):  # export batches gathered in one array by a script
+            for item in doc:
+                _document(item, batch, wrapped=False)
+        else:
+            _document(doc, batch, wrapped=False)
     except Exception as exc:  # a bug here must cost one batch, not the whole import
         logger.error("internal error decoding OTLP JSON at %s", origin, exc_info=True)
         batch.errors.append(located_error(origin, f"internal error while decoding: {exc!r}"))
