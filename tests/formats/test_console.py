@@ -166,7 +166,8 @@ def test_each_field_reads_as_the_sdk_record_has_it(tmp_path: Path, compact: bool
 def test_other_output_between_records_is_located_and_the_rest_kept(tmp_path: Path) -> None:
     spans, _ = _sdk_records()
     first, second = (printed([span]) for span in spans)
-    text = "Agent starting...\n" + first + "tool said: {oops\n" + second + "{\n  broken\n}\n"
+    junk = "tool said: {oops\n"
+    text = "Agent starting...\n" + first + junk + second + "3 tools loaded\n{\n  broken\n}\n"
     path = tmp_path / "mixed.txt"
     path.write_text(text)
     [batch] = read_file(str(path))
@@ -177,6 +178,10 @@ def test_other_output_between_records_is_located_and_the_rest_kept(tmp_path: Pat
         (
             first.count("\n") + 2,
             "not a record of the console exporter: text starting 'tool said: {oops'",
+        ),
+        (
+            text.count("\n") - 3,
+            "not a record of the console exporter: text starting '3 tools loaded'",
         ),
         (text.count("\n") - 2, "not a record of the console exporter: text starting '{'"),
     ]

@@ -147,6 +147,8 @@ def decode_console_stream(data: bytes | bytearray, path: str) -> Batch | None:
         try:
             value, end = decoder.raw_decode(text, pos)
         except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, dict):  # other output (a number, a word): to the next record
             snippet = text[pos : pos + _SNIPPET_CHARS].split("\n", 1)[0]
             detail = f"not a record of the console exporter: text starting {snippet!r}"
             batch.errors.append(_error(origin, detail))
@@ -158,12 +160,9 @@ def decode_console_stream(data: bytes | bytearray, path: str) -> Batch | None:
         if looks_like_console(value):
             record = decode_console_record(value, origin=origin)
         else:
-            keys = ", ".join(sorted(str(k) for k in value)[:5]) if isinstance(value, dict) else ""
-            record = Batch(
-                errors=[
-                    _error(origin, f"not a span or log record of the console exporter {{{keys}}}")
-                ]
-            )
+            keys = ", ".join(sorted(str(k) for k in value)[:5])
+            detail = f"not a span or log record of the console exporter: {{{keys}}}"
+            record = Batch(errors=[_error(origin, detail)])
         batch.spans += record.spans
         batch.logs += record.logs
         batch.errors += record.errors
