@@ -464,6 +464,32 @@ def test_fenced_json_reply_is_accepted() -> None:
         assert asyncio.run(scenario()).verdict == "invalid"
 
 
+class Explained(BaseModel):
+    verdict: Literal["valid", "invalid"]
+    reason: str
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"verdict": "valid", "reason": "ok \\ud83d\\ude00"}', "ok 😀"),
+        ('{"verdict": "valid", "reason": "cut \\ud83d"}', "cut \ufffd"),  # half an emoji
+    ],
+)
+def test_reply_text_is_read_as_the_trace_readers_read_json(text: str, reason: str) -> None:
+    with FakeGemini([gemini_text(text)]) as fake:
+        client = make_judge(fake.base_url)
+
+        async def scenario() -> Explained:
+            try:
+                return await client.ask(REQUEST, Explained, criterion="c", version="1")
+            finally:
+                await client.aclose()
+
+        reply = asyncio.run(scenario())
+    assert (reply.verdict, reply.reason) == ("valid", reason)
+
+
 # -- 8. circuit breaker -----------------------------------------------------------------------
 
 

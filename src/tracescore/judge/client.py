@@ -41,6 +41,7 @@ from typing import TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from tracescore import json_text
 from tracescore.conventions.messages import JsonValue
 from tracescore.exceptions import (
     BudgetExhausted,
@@ -429,7 +430,8 @@ def _config_of(request: JudgeRequest) -> dict[str, JsonValue]:
 
 def _parse(reply: JudgeReply, reply_type: type[M]) -> M:
     try:
-        data = orjson.loads(_strip_fences(reply.text))
+        # Lenient as the trace readers: a model's half-emoji escape reads as U+FFFD.
+        data = json_text.loads(_strip_fences(reply.text))
         return reply_type.model_validate(data)
     except (orjson.JSONDecodeError, ValidationError) as exc:
         raise JudgeUnparsableReply(f"reply does not fit {reply_type.__name__}: {exc}") from exc
