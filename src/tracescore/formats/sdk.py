@@ -27,7 +27,6 @@ __all__ = ["from_readable_span", "from_sdk_log"]
 
 _RESOURCE_CACHE_SIZE: Final = 32
 _SCALARS: Final = frozenset({str, bool, int, float})
-_NUMBERS: Final = frozenset({bool, int, float})
 # Allocating and calling __init__ directly skips the kwargs dict CPython builds when a
 # class is called with keyword arguments: same __init__, about half the cost.
 _new: Final = object.__new__
@@ -51,9 +50,15 @@ def _plain(value: object, depth: int = 0) -> AttrValue:
     if depth >= _MAX_DEPTH:
         return _TOO_DEEP
     if isinstance(value, (tuple, list)):  # the SDK stores sequences as tuples
-        numbers = _NUMBERS
-        # An exact class in _NUMBERS is an AttrValue; mypy cannot see that from `in`.
-        return [item if item.__class__ in numbers else _plain(item, depth + 1) for item in value]  # type: ignore[misc]
+        scalars = _SCALARS
+        # An exact class in _SCALARS is an AttrValue (mypy cannot see that from `in`);
+        # only non-ASCII strings need the call that cleans them.
+        return [
+            item  # type: ignore[misc]
+            if item.__class__ in scalars and (item.__class__ is not str or item.isascii())
+            else _plain(item, depth + 1)
+            for item in value
+        ]
     if isinstance(value, str):
         return clean_text(value)
     if value is None or isinstance(value, (int, float, bytes)):  # bool is an int
