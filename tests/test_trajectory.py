@@ -248,6 +248,56 @@ def test_no_model_call_reason() -> None:
     assert inv.reason_code == "no_model_call"
 
 
+def failed_chat(tb: TraceBuilder, parent: SpanRecord, history: list[Any] | None) -> SpanRecord:
+    """A model call that raised: its input is recorded, it has no output, status ERROR."""
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "chat", "error.type": "RateLimitError"}
+    if history is not None:
+        attrs["gen_ai.input.messages"] = history
+    return tb.span("chat", parent, attrs=attrs, status=STATUS_ERROR)
+
+
+def test_a_run_whose_model_call_failed_is_scored_with_its_error() -> None:
+    tb = TraceBuilder()
+    root = tb.span(
+        "invoke_agent a",
+        attrs={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"},
+        status=STATUS_ERROR,
+    )
+    failed_chat(tb, root, [user("hi")])
+    [inv] = build_invocations(tb.spans)
+    # Not "content not captured": the content was captured, the model never answered.
+    assert (inv.status, inv.reason_code, inv.reason) == ("ok", None, None)
+    assert inv.user_content == "hi"
+    assert inv.final_response is None
+    assert inv.error == "RateLimitError"  # the root says only "error": the call says why
+    assert inv.inference_calls == 1
+
+
+def test_a_retried_model_call_leaves_the_run_as_it_was() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("hi")], reply(call("t", {"x": 1}, "c1")))
+    tool(tb, root, "t", {"x": 1}, {"ok": True}, "c1")
+    failed_chat(tb, root, [user("hi")])
+    chat(tb, root, [user("hi")], reply(text("done")))
+    [inv] = build_invocations(tb.spans)
+    assert inv.status == "ok"
+    assert inv.warnings == ()  # the calls come from the model's outputs, not the tool spans
+    assert inv.provenance["tool_calls"] != "tool spans"
+    assert [(c.name, c.result) for c in inv.tool_calls] == [("t", {"ok": True})]
+    assert inv.final_response == "done"
+    assert inv.error is None
+    assert inv.inference_calls == 3
+
+
+def test_a_failed_model_call_without_captured_input_is_still_not_captured() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    failed_chat(tb, root, None)
+    [inv] = build_invocations(tb.spans)
+    assert inv.reason_code == "content_not_captured"
+
+
 def test_results_from_next_request_when_no_tool_span() -> None:
     tb = TraceBuilder()
     root = agent(tb, "a")

@@ -2,7 +2,8 @@
 
 The record is the stable, documented face of an invocation for other tools: ids,
 agent, user content, tool calls with results, intermediate responses, final response,
-status and reason, plus usage, timing, warnings and provenance.
+status and reason, the error the run ended in (None when it did not fail), plus usage,
+timing, warnings and provenance.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def invocation_record(inv: Invocation) -> dict[str, JsonValue]:
         "status": inv.status,
         "reason_code": inv.reason_code,
         "reason": inv.reason,
+        "error": inv.error,
         "usage": {
             "input_tokens": inv.usage.input_tokens,
             "output_tokens": inv.usage.output_tokens,

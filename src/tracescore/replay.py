@@ -314,6 +314,7 @@ def results_jsonl(result: ReplayResult) -> bytes:
             "golden": golden,
             "outcome": res.outcome,
             "reason": res.reason,
+            "error": inv.error,
             "criteria": {
                 r.criterion: {
                     "score": r.score,

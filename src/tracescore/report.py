@@ -146,6 +146,8 @@ def _details(case: CaseResult, paint: _Painter, lines: list[str]) -> None:
         lines.append(f"  turn {res.golden.turn if res.golden else '-'} · {res.outcome}")
         lines.append(f"    prompt:   {inv.user_content!r}")
         lines.append(f"    response: {inv.final_response!r}")
+        if inv.error is not None:
+            lines.append(f"    failed:   {_safe(inv.error)}")  # the run ended in this error
         if exp:
             lines.append(f"    expected: {exp.final_response!r}")
         actual_calls = [f"{c.name}({c.args!r})" for c in inv.tool_calls]

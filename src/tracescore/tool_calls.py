@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, replace
+from typing import Final
 
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.messages import JsonValue, Message, ToolResultPart
@@ -22,6 +23,7 @@ from tracescore.spans import STATUS_ERROR, SpanRecord
 from tracescore.trace_tree import LlmStep
 
 __all__ = [
+    "UNNAMED_ERROR",
     "Execution",
     "ModelReply",
     "call_from_execution",
@@ -61,12 +63,16 @@ class Execution:
     used: bool = False
 
 
+#: What :func:`span_error` says of a span that failed without saying why.
+UNNAMED_ERROR: Final = "error"
+
+
 def span_error(span: SpanRecord) -> str | None:
     """The error of a span that ended in error: ``error.type``, else its status message."""
     if span.status_code != STATUS_ERROR:
         return None
     etype = span.attributes.get("error.type")
-    return str(etype) if etype else (span.status_message or "error")
+    return str(etype) if etype else (span.status_message or UNNAMED_ERROR)
 
 
 def execution(view: SpanView, agent: str | None) -> Execution:

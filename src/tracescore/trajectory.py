@@ -24,12 +24,14 @@ from tracescore.conventions.messages import Message
 from tracescore.conventions.registry import (
     all_found,
     capture_hint,
+    classify,
     first_found,
     merged_usage,
 )
 from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage
-from tracescore.spans import LogRecord, SpanRecord
+from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
 from tracescore.tool_calls import (
+    UNNAMED_ERROR,
     ModelReply,
     call_from_execution,
     execution,
@@ -111,7 +113,7 @@ def _build(
     llm_steps = sorted(run.llm_steps, key=lambda s: s.view.span.start_ns)
     tool_steps = sorted(run.tool_steps, key=lambda s: s.view.span.start_ns)
 
-    user, responses, missing_outputs = _conversation(run, llm_steps, provenance)
+    user, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
     execs = [execution(step.view, step.agent) for step in tool_steps]
     if responses and not missing_outputs:
         calls = join_calls(responses, execs, llm_steps, provenance, warnings)
@@ -166,7 +168,7 @@ def _build(
     for view in _all_views(run):
         warnings.extend(view.warnings)
 
-    reason_code, reason = _evaluability(run, user, responses, warnings, complete)
+    reason_code, reason = _evaluability(run, user, responses, warnings, complete, failed)
     return Invocation(
         trace_id=root.trace_id,
         invocation_id=invocation_id,
@@ -190,24 +192,44 @@ def _build(
         tool_definitions=tools,
         tags=_tags(run),
         root_span_id=root.span_id,
-        error=span_error(root),
+        error=_run_error(root, failed if not responses else []),
         parent_tool_span_id=run.parent_tool.span_id if run.parent_tool else None,
     )
 
 
+def _run_error(root: SpanRecord, failed: Sequence[LlmStep]) -> str | None:
+    """The run's error: its root span's, else the failed model call's.
+
+    The failed call's is taken too when the root says only that it failed: it names why.
+    ``failed`` holds the model calls that failed while the run had no answer.
+    """
+    error = span_error(root)
+    if failed and error in (None, UNNAMED_ERROR):
+        return span_error(failed[-1].view.span) or error
+    return error
+
+
 def _conversation(
     run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]
-) -> tuple[str | None, list[ModelReply], int]:
-    """User text, model responses in order, and how many model calls had no output."""
-    user = _user_text(llm_steps, provenance)
+) -> tuple[str | None, list[ModelReply], int, list[LlmStep]]:
+    """User text, model responses, how many model calls had no output, and failed calls.
+
+    A call that ended in error without output is not missing content (a throttled call
+    that was retried, or the call that ended the run): it is listed, not counted.
+    """
+    user = _user_text(run, llm_steps, provenance)
     responses: list[ModelReply] = []
     missing = 0
+    failed: list[LlmStep] = []
     sources: list[str] = []
     for index, step in enumerate(llm_steps):
         found_out = first_found(step.views, lambda r, v: r.llm_output(v))
         message = _reply(found_out.value) if found_out is not None else None
         if found_out is None or message is None:
-            missing += 1
+            if step.view.span.status_code == STATUS_ERROR:
+                failed.append(step)
+            else:
+                missing += 1
             continue
         responses.append(ModelReply(step.agent, message, found_out.source, step=index))
         sources.append(found_out.source)
@@ -225,17 +247,27 @@ def _conversation(
                 responses = _history_responses(history.value, agent, history.source)
                 missing = 0 if responses else missing
                 provenance["responses"] = history.source
-    return user, responses, missing
+    return user, responses, missing, failed
 
 
-def _user_text(llm_steps: list[LlmStep], provenance: dict[str, str]) -> str | None:
+def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]) -> str | None:
     """The last user text in the first model call's input.
 
     Later calls of agents other than the first see other agents' turns rewritten as
     user text (ADK's "For context:"), so only the first agent's calls are asked. Later
     inputs and other sources are tried only when the first answer holds no user text
     (e.g. a request truncated by the backend before its ``contents``).
+
+    A multi-agent run whose root span records the task it was given (Strands' swarm and
+    graph) takes it from there: its first agent may see it rewritten (Strands' swarm
+    wraps it in a "Context:" block).
     """
+    if run.agent_views and classify(run.root) == "workflow":
+        for found in all_found(run.agent_views[:1], lambda r, v: r.llm_input(v)):
+            text = _last_user_text(found.value)
+            if text is not None:
+                provenance["user_content"] = found.source
+                return text
     if not llm_steps:
         return None
     first_agent = llm_steps[0].agent
@@ -367,6 +399,7 @@ def _evaluability(
     responses: list[ModelReply],
     warnings: list[str],
     complete: bool,
+    failed: Sequence[LlmStep] = (),
 ) -> tuple[NotEvaluableReason | None, str | None]:
     if not complete:
         return "incomplete_trace", "the trace was flushed before its root span ended"
@@ -377,6 +410,8 @@ def _evaluability(
             "the user message was lost: the payload that carries it was truncated "
             "(tracing backends cap attribute values, e.g. at 64 KiB)"
         )
+    if user is not None and not responses and failed:
+        return None, None  # the model call failed: scored as a run with no answer, as ADK does
     if user is None or not responses:
         what = "user message" if user is None else "model output"
         hint = capture_hint(run.spans) or "turn on message content capture in the agent"

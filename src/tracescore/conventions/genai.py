@@ -27,6 +27,7 @@ from tracescore.conventions.messages import (
     Message,
     is_not_captured,
     messages_from_value,
+    simplify_blocks,
 )
 from tracescore.spans import AttrValue, SpanRecord
 
@@ -41,6 +42,9 @@ OPERATION_KINDS: Final[dict[str, StepKind]] = {
     "create_agent": "other",
     "execute_tool": "tool",
     "invoke_workflow": "workflow",
+    # Strands' multi-agent patterns: one user task, several agents, one answer.
+    "invoke_swarm": "workflow",
+    "invoke_graph": "workflow",
 }
 
 # The latest-experimental mode takes a mode name, not "true" (a "true" there is
@@ -167,11 +171,16 @@ class GenAIAttributes(ConventionReader):
             return None
         call_id = attrs.get("gen_ai.tool.call.id")
         args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+        result = parse_content(view, attrs.get(result_key), result_key)
+        if result is not None:
+            # Strands writes its content blocks here (``[{"text": ...}]``): read as the
+            # same result from its events is (one text or JSON block is its value).
+            result = Found(simplify_blocks(result.value), result.source, result.truncated)
         return ToolIO(
             name=name,
             call_id=str(call_id) if call_id not in (None, "") else None,
             args=parse_content(view, attrs.get(args_key), args_key),
-            result=parse_content(view, attrs.get(result_key), result_key),
+            result=result,
         )
 
     def capture_hint(self, span: SpanRecord) -> str | None:

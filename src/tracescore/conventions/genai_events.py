@@ -30,9 +30,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final, cast
 
-import orjson
-
-from tracescore import json_text
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -50,11 +47,13 @@ from tracescore.conventions.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    decoded_json,
     is_not_captured,
     message_from_obj,
     messages_from_value,
     openai_tool_calls,
     parse_arguments,
+    simplify_blocks,
 )
 from tracescore.spans import AttrValue, LogRecord, SpanRecord
 
@@ -133,35 +132,6 @@ def _opt_str(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _decoded(value: object) -> object:
-    """A JSON string that holds an array or object, decoded; anything else unchanged."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in ("[", "{"):
-            try:
-                return json_text.loads(stripped)
-            except orjson.JSONDecodeError:
-                return value
-    return value
-
-
-def simplify_blocks(value: object) -> JsonValue:
-    """A tool result given as content blocks, reduced to its value.
-
-    Strands/Bedrock wrap results as ``[{"text": ...}]`` or ``[{"json": ...}]``; a single
-    such block becomes its text or JSON value. Anything else is returned unchanged.
-    """
-    value = _decoded(value)
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
-        block = value[0]
-        if len(block) == 1:
-            if isinstance(block.get("text"), str):
-                return cast(JsonValue, block["text"])
-            if "json" in block:
-                return cast(JsonValue, block["json"])
-    return cast(JsonValue, value)
-
-
 def _block_part(block: object) -> Part | None:
     """One content block: Bedrock ``toolUse``/``toolResult``, else any part shape."""
     if isinstance(block, str):
@@ -215,7 +185,7 @@ def _chat_event(default_role: str, payload: Mapping[str, object]) -> Message | N
     role_value = payload.get("role")
     role = role_value.lower() if isinstance(role_value, str) and role_value else None
     raw = payload.get("content")
-    content = None if is_not_captured(raw) else _decoded(raw)
+    content = None if is_not_captured(raw) else decoded_json(raw)
     parts: list[Part] = []
     if isinstance(content, Mapping) and isinstance(content.get("parts"), list):
         msg = message_from_obj(content, default_role=role or default_role)

@@ -37,12 +37,14 @@ __all__ = [
     "TextPart",
     "ToolCallPart",
     "ToolResultPart",
+    "decoded_json",
     "is_not_captured",
     "load_json",
     "message_from_obj",
     "messages_from_value",
     "openai_tool_calls",
     "parse_arguments",
+    "simplify_blocks",
 ]
 
 JsonValue: TypeAlias = (
@@ -166,6 +168,35 @@ def parse_arguments(value: object) -> JsonValue:
     return cast(JsonValue, value)
 
 
+def decoded_json(value: object) -> object:
+    """A JSON string that holds an array or object, decoded; anything else unchanged."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("[", "{"):
+            try:
+                return json_text.loads(stripped)
+            except orjson.JSONDecodeError:
+                return value
+    return value
+
+
+def simplify_blocks(value: object) -> JsonValue:
+    """A tool result given as content blocks, reduced to its value.
+
+    Strands/Bedrock wrap results as ``[{"text": ...}]`` or ``[{"json": ...}]``; a single
+    such block becomes its text or JSON value. Anything else is returned unchanged.
+    """
+    value = decoded_json(value)
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Mapping):
+        block = value[0]
+        if len(block) == 1:
+            if isinstance(block.get("text"), str):
+                return cast(JsonValue, block["text"])
+            if "json" in block:
+                return cast(JsonValue, block["json"])
+    return cast(JsonValue, value)
+
+
 def _get(obj: Mapping[str, object], snake: str, camel: str) -> object:
     value = obj.get(snake)
     return obj.get(camel) if value is None else value
@@ -225,7 +256,9 @@ def _genai_part(ptype: str, obj: Mapping[str, object]) -> Part:
             response = obj.get("result")
         return ToolResultPart(
             name=_opt_str(obj.get("name")),
-            response=parse_arguments(response),
+            # Strands puts its content blocks here; one text or JSON block is the value,
+            # as when the same result is read from its other encodings.
+            response=simplify_blocks(parse_arguments(response)),
             id=_opt_str(obj.get("id")),
         )
     return OtherPart(type=ptype, data=cast(JsonValue, dict(obj)))
