@@ -1,0 +1,168 @@
+"""Real Strands Agents traces, in its three content modes, rebuilt as Strands recorded them.
+
+``strands_harness.py`` runs real Strands agents (scripted model) in a child process per
+mode and writes their spans as OTLP JSON Lines next to what Strands itself kept in its
+agents' ``messages``. ``tracescore import``'s reader must give back exactly that: the
+user's prompt, the tool calls with arguments, ids and results (errors flagged), the texts
+before the answer and the answer; a session id groups turns; a swarm or a graph is one
+invocation of its task, its agents in the order they ran; an agent called as a tool is a
+run of its own; a failed model call is an error, not missing content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import strands_harness
+from tracescore.cli import main
+from tracescore.importer import ImportStats, import_paths
+from tracescore.model import Invocation, group_conversations
+
+HARNESS = Path(strands_harness.__file__)
+MODES = list(strands_harness.MODES)
+
+
+@pytest.fixture(scope="module", params=MODES)
+def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The scenarios' traces and expected invocations for one content mode."""
+    mode: str = request.param
+    out = tmp_path_factory.mktemp(f"strands-{mode}")
+    env = {**os.environ, "OTEL_SEMCONV_STABILITY_OPT_IN": strands_harness.MODES[mode]}
+    for key in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_EXPORTER"):
+        env.pop(key, None)
+    proc = subprocess.run(
+        [sys.executable, str(HARNESS), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def rebuilt(path: Path) -> list[Invocation]:
+    stats = ImportStats()
+    invocations = list(import_paths([path], stats))
+    assert stats.bad_records == 0
+    return invocations
+
+
+def our_view(inv: Invocation) -> dict[str, Any]:
+    return {
+        "agents": list(inv.agents),
+        "user": inv.user_content,
+        "calls": [
+            {
+                "name": c.name,
+                "args": c.args,
+                "id": c.id,
+                "result": c.result,
+                "failed": c.error is not None,
+            }
+            for c in inv.tool_calls
+        ],
+        "intermediate": [r.text for r in inv.intermediate_responses],
+        "final": inv.final_response,
+    }
+
+
+@pytest.mark.parametrize("scenario", list(strands_harness.SCENARIOS))
+def test_rebuilt_invocations_equal_what_strands_recorded(recorded: Path, scenario: str) -> None:
+    expected = json.loads((recorded / "expected.json").read_text())[scenario]
+    ours = rebuilt(recorded / f"{scenario}.jsonl")
+    assert [our_view(i) for i in ours] == [
+        {k: v for k, v in e.items() if k != "error"} for e in expected
+    ]
+    for inv, exp in zip(ours, expected, strict=True):
+        assert inv.status == "ok", inv.reason
+        assert inv.warnings == ()
+        assert inv.inference_calls >= 1
+        assert inv.usage.input_tokens >= 11 * inv.inference_calls - 11  # a failed call has none
+        if "error" in exp:
+            assert inv.error is not None
+            assert exp["error"] in inv.error or "model endpoint down" in inv.error
+        else:
+            assert inv.error is None
+
+
+def test_session_id_groups_the_turns(recorded: Path) -> None:
+    ours = rebuilt(recorded / "two_turn_session.jsonl")
+    [conversation] = group_conversations(ours)
+    assert conversation.conversation_id == "strands-session-1"
+    assert [i.user_content for i in conversation.invocations] == ["Weather in Rome?", "Thanks!"]
+
+
+def test_agent_called_as_a_tool_is_a_run_of_its_own(recorded: Path) -> None:
+    boss, researcher = rebuilt(recorded / "agent_as_tool.jsonl")
+    assert boss.parent_tool_span_id is None
+    assert researcher.parent_tool_span_id is not None
+    assert researcher.trace_id == boss.trace_id
+
+
+def test_a_retried_model_call_counts_and_changes_nothing_else(recorded: Path) -> None:
+    [inv] = rebuilt(recorded / "model_retried.jsonl")
+    assert inv.inference_calls == 3  # the throttled call is a model call too
+    assert [c.name for c in inv.tool_calls] == ["get_weather"]
+    assert inv.final_response == "Bergen: sunny, answered on the second try."
+    assert inv.warnings == ()
+    assert inv.error is None
+
+
+GOLDEN = {
+    "eval_set_id": "strands",
+    "eval_cases": [
+        {
+            "eval_id": "ping",
+            "conversation": [
+                {
+                    "invocation_id": "g1",
+                    "user_content": {"role": "user", "parts": [{"text": "Anyone there?"}]},
+                    "final_response": {"role": "model", "parts": [{"text": "Yes, I am here."}]},
+                    "intermediate_data": {
+                        "tool_uses": [],
+                        "tool_responses": [],
+                        "intermediate_responses": [],
+                    },
+                }
+            ],
+            "session_input": {"app_name": "fragile", "user_id": "u", "state": {}},
+        }
+    ],
+}
+
+
+def test_a_run_the_model_failed_fails_its_case_and_says_why(recorded: Path, tmp_path: Path) -> None:
+    trace = recorded / "model_error.jsonl"
+    runner = CliRunner()
+    imported = runner.invoke(main, ["import", str(trace), "--format", "jsonl", "-q"])
+    assert imported.exit_code == 0, imported.stderr
+    [record] = [json.loads(line) for line in imported.stdout.splitlines()]
+    assert (record["status"], record["final_response"]) == ("ok", None)
+    assert "model endpoint down" in record["error"] or "RuntimeError" in record["error"]
+
+    goldens = tmp_path / "ping.evalset.json"
+    goldens.write_text(json.dumps(GOLDEN))
+    results = tmp_path / "results.jsonl"
+    replayed = runner.invoke(
+        main,
+        ["replay", str(trace), "--goldens", str(goldens), "--output", str(results), "--detailed"],
+    )
+    # ADK fails an eval case whose agent raised; so does the replay, as a CI gate.
+    assert replayed.exit_code == 1, replayed.stderr
+    assert "strands/ping: FAILED" in replayed.stdout
+    assert f"failed:   {record['error']}" in replayed.stdout
+    [scored] = [json.loads(line) for line in results.read_text().splitlines()]
+    assert scored["outcome"] == "scored"
+    assert scored["error"] == record["error"]
+    assert scored["criteria"]["response_match_score"]["status"] == "FAILED"
+    assert scored["criteria"]["tool_trajectory_avg_score"]["status"] == "PASSED"
