@@ -177,6 +177,49 @@ def test_flattened_messages_parse() -> None:
     assert reader.llm_input(SpanView(t.span("plain", {"x": 1}))) is None
 
 
+def _two_outputs(obj: str) -> dict[str, Any]:
+    """An LLM span with two output messages: a text, then a tool call without arguments."""
+    prefix = "llm.output_messages."
+    return {
+        "openinference.span.kind": "LLM",
+        "output.value": to_json({"id": "x1", "object": obj, "output": []}),
+        f"{prefix}0.message.role": "assistant",
+        f"{prefix}0.message.contents.0.message_content.type": "text",
+        f"{prefix}0.message.contents.0.message_content.text": "Let me check.",
+        f"{prefix}0.message.content": "Let me check.",
+        f"{prefix}1.message.role": "assistant",
+        f"{prefix}1.message.tool_calls.0.tool_call.id": "call_1",
+        f"{prefix}1.message.tool_calls.0.tool_call.function.name": "transfer_to_weather",
+    }
+
+
+def test_responses_api_output_items_are_one_reply_and_choices_are_not() -> None:
+    t = TraceBuilder()
+    reader = OpenInference()
+    reply = reader.llm_output(SpanView(t.span("response", _two_outputs("response"))))
+    assert reply is not None
+    # One message: its text once (content and contents are one content), then the call,
+    # whose left-out arguments are the model's "{}".
+    assert [m.parts for m in reply.value] == [
+        (
+            TextPart(text="Let me check."),
+            ToolCallPart(name="transfer_to_weather", args={}, id="call_1"),
+        )
+    ]
+    choices = reader.llm_output(SpanView(t.span("chat", _two_outputs("chat.completion"))))
+    assert choices is not None
+    assert len(choices.value) == 2  # two choices stay two: the reply is choice 0
+
+
+def test_openai_agents_handoff_span_is_not_a_tool_execution() -> None:
+    t = TraceBuilder()
+    reader = OpenInference()
+    handoff = {"openinference.span.kind": "TOOL", "input.value": "triage", "output.value": "w"}
+    assert reader.step_kind(t.span("handoff to w", handoff)) == "other"
+    named = {**handoff, "tool.name": "handoff to w"}  # a tool that happens to be named so
+    assert reader.step_kind(t.span("handoff to w", named)) == "tool"
+
+
 def test_kinds_and_agent_names() -> None:
     t = TraceBuilder()
     reader = OpenInference()

@@ -21,6 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, cast
 
+import orjson
+
+from tracescore import json_text
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -55,6 +58,8 @@ OUTPUT_VALUE: Final = "output.value"
 _IN: Final = "llm.input_messages."
 _OUT: Final = "llm.output_messages."
 _TOOLS: Final = "llm.tools."
+_HANDOFF: Final = "handoff to "
+_NO_ARGUMENTS: Final = "{}"
 
 KINDS: Final[dict[str, StepKind]] = {
     "LLM": "llm",
@@ -114,6 +119,21 @@ def _parse_flat(view: SpanView) -> _Parsed:
     return parsed
 
 
+def _responses_api(span: SpanRecord) -> bool:
+    """True when the span's ``output.value`` is an OpenAI Responses API ``response``.
+
+    Parsed only for outputs of several messages (the rare case), not on every span.
+    """
+    value = span.attributes.get(OUTPUT_VALUE)
+    if not isinstance(value, str) or '"response"' not in value:
+        return False
+    try:
+        doc = json_text.loads(value)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(doc, dict) and doc.get("object") == "response"
+
+
 def _opt_str(value: object) -> str | None:
     return None if value is None or value == "" else str(value)
 
@@ -124,6 +144,10 @@ def _message(flat: _Flat, default_role: str) -> Message | None:
     name = _opt_str(flat.get("name"))
     parts: list[Part] = []
     content = flat.get("content")
+    # ``content`` and ``contents`` are two spellings of one content; an instrumentation
+    # may write both (OpenAI Agents, for Responses API output): ``contents`` then wins.
+    if "contents.0.message_content.type" in flat or "contents.0.message_content.text" in flat:
+        content = None
     if not is_not_captured(content):
         if role == "tool":
             parts.append(
@@ -157,10 +181,13 @@ def _message(flat: _Flat, default_role: str) -> Message | None:
             parts.append(OtherPart(type=str(item.get("type")), data=cast(JsonValue, item)))
     for k in sorted(calls):
         call = calls[k]
+        # Instrumentations leave out empty arguments (OpenAI Agents skips "{}"): a call
+        # named without arguments was made with none, as the model's own "{}" says.
+        arguments = call.get("function.arguments", _NO_ARGUMENTS)
         parts.append(
             ToolCallPart(
                 name=str(call.get("function.name") or ""),
-                args=parse_arguments(call.get("function.arguments")),
+                args=parse_arguments(arguments),
                 id=_opt_str(call.get("id")),
             )
         )
@@ -210,10 +237,23 @@ class OpenInference(ConventionReader):
     markers = frozenset({SPAN_KIND})
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
-        """``openinference.span.kind``: LLM, AGENT, TOOL, CHAIN; other kinds are ``other``."""
+        """``openinference.span.kind``: LLM, AGENT, TOOL, CHAIN; other kinds are ``other``.
+
+        The OpenAI Agents instrumentation writes a handoff as a TOOL span named
+        ``handoff to <agent>`` with no ``tool.name`` (from and to agent as its input and
+        output): a record of the switch, ``other`` here. The tool call the model made
+        (``transfer_to_<agent>``) is in its output, its result in the next request.
+        """
         kind = span.attributes.get(SPAN_KIND)
         if isinstance(kind, str):
-            return KINDS.get(kind.upper(), "other")
+            step = KINDS.get(kind.upper(), "other")
+            if (
+                step == "tool"
+                and span.name.startswith(_HANDOFF)
+                and "tool.name" not in span.attributes
+            ):
+                return "other"
+            return step
         return None
 
     def agent_name(self, span: SpanRecord) -> str | None:
@@ -244,10 +284,18 @@ class OpenInference(ConventionReader):
         return Found(msgs, "llm.input_messages") if msgs else None
 
     def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
-        """``llm.output_messages.*``."""
+        """``llm.output_messages.*``.
+
+        Each message is a choice, except for an OpenAI Responses API call: there each
+        *output item* (a text message, a function call...) is written as a message, and
+        together they are the one reply, merged here in order.
+        """
         if not self._applies(view):
             return None
         msgs = _messages(_parse_flat(view)[1], "assistant")
+        if len(msgs) > 1 and _responses_api(view.span):
+            merged = [p for m in msgs if m.is_assistant for p in m.parts]
+            msgs = [Message(role="assistant", parts=tuple(merged))]
         return Found(msgs, "llm.output_messages") if msgs else None
 
     def system_instructions(self, view: SpanView) -> Found[str] | None:
