@@ -1,7 +1,9 @@
-"""A scripted, local, OpenAI-compatible chat-completions server for tests.
+"""A scripted, local, OpenAI-compatible server for tests.
 
-``FakeOpenAI`` serves ``POST /v1/chat/completions`` (non-streaming only) on 127.0.0.1 at a
-free port, from a thread. Each request pops the next scripted response body; the JSON
+``FakeOpenAI`` serves ``POST /v1/chat/completions`` and ``POST /v1/responses``
+(non-streaming only) on 127.0.0.1 at a free port, from a thread. Each request, on either
+route, pops the next scripted response body (the script is written for the API the
+client uses); the JSON
 request bodies are kept in ``requests`` so a test can check what the client sent. No
 network beyond loopback, no sleeps: the caller waits on an Event for the thread to run.
 """
@@ -75,7 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         request = json.loads(self.rfile.read(length) or b"{}")
-        if self.path.rstrip("/") != "/v1/chat/completions":
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/v1/responses"):
             self._reply(404, {"error": {"message": f"no route {self.path}", "type": "fake"}})
             return
         if request.get("stream"):

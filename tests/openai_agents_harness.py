@@ -1,0 +1,369 @@
+"""Real OpenAI Agents SDK runs, traced by OpenInference, recorded as OTLP JSON Lines.
+
+The OpenAI Agents SDK traces with its own tracing API; ``openinference-instrumentation-
+openai-agents`` turns those traces into OTel spans (``Agent workflow`` › agent ›
+``turn`` › ``response`` or ``generation`` + tool and ``handoff to …`` spans). The SDK's
+model is the real ``openai`` client against :class:`fake_openai.FakeOpenAI`, through
+either model class: ``OpenAIResponsesModel`` (the SDK's default, Responses API) or
+``OpenAIChatCompletionsModel``; OpenInference writes each differently.
+
+The instrumentation replaces the SDK's trace processors, so nothing is sent to OpenAI;
+the runs still happen in a child process, which keeps that process-wide state out of the
+test process: ``python openai_agents_harness.py API OUT_DIR`` (API ``responses`` or
+``chat``; ``OPENINFERENCE_HIDE_*`` from the environment) writes one OTLP JSON Lines file
+per scenario and ``expected.json``: each run as the SDK itself recorded it (its
+``raw_responses`` and ``new_items``), which the rebuilt invocations must equal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import openai
+from agents import (
+    Agent,
+    HandoffOutputItem,
+    ItemHelpers,
+    MessageOutputItem,
+    Model,
+    OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
+    Runner,
+    RunResult,
+    RunResultStreaming,
+    ToolCallOutputItem,
+    function_tool,
+)
+from google.protobuf.json_format import MessageToDict
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage
+from openinference.instrumentation import using_session
+from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from fake_openai import MODEL, FakeOpenAI, completion
+
+APIS = ("responses", "chat")
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call the scripted model makes."""
+
+    name: str
+    args: dict[str, Any]
+    id: str
+
+
+Turn = Sequence[str | Call]
+
+
+def _responses_body(turn: Turn, index: int) -> dict[str, Any]:
+    output: list[dict[str, Any]] = []
+    for block in turn:
+        if isinstance(block, str):
+            content = [{"type": "output_text", "text": block, "annotations": []}]
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{index}_{len(output)}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": content,
+                }
+            )
+        else:
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{block.id}",
+                    "call_id": block.id,
+                    "name": block.name,
+                    "arguments": json.dumps(block.args, ensure_ascii=False),
+                    "status": "completed",
+                }
+            )
+    return {
+        "id": f"resp_{index}",
+        "object": "response",
+        "created_at": 1_700_000_000,
+        "model": MODEL,
+        "status": "completed",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "text": {"format": {"type": "text"}},
+        "usage": {
+            "input_tokens": 13,
+            "output_tokens": 5,
+            "total_tokens": 18,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
+def _chat_body(turn: Turn, index: int) -> dict[str, Any]:
+    texts = [b for b in turn if isinstance(b, str)]
+    calls = [
+        {
+            "id": b.id,
+            "type": "function",
+            "function": {"name": b.name, "arguments": json.dumps(b.args, ensure_ascii=False)},
+        }
+        for b in turn
+        if isinstance(b, Call)
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if calls:
+        message["tool_calls"] = calls
+    return completion(
+        message,
+        finish_reason="tool_calls" if calls else "stop",
+        prompt_tokens=13,
+        completion_tokens=5,
+        response_id=f"chatcmpl-{index}",
+    )
+
+
+@function_tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    if city == "Atlantis":
+        raise ConnectionError(f"no weather station in {city}")
+    return f"sunny in {city}, 21 °C"
+
+
+@function_tool
+def convert(celsius: float) -> str:
+    """Celsius to Fahrenheit."""
+    return f"{celsius * 9 / 5 + 32:.1f} °F"
+
+
+# --- what the SDK recorded ---------------------------------------------------------------
+
+
+def _args(raw: str) -> Any:
+    return json.loads(raw) if raw else {}
+
+
+def view(result: RunResult | RunResultStreaming) -> dict[str, Any]:
+    """A run as the SDK recorded it: the fields an invocation must have."""
+    outputs: dict[str, Any] = {}
+    for item in result.new_items:
+        if isinstance(item, (ToolCallOutputItem, HandoffOutputItem)):
+            raw: Any = item.raw_item  # a function-call output: a TypedDict or a model
+            fields = raw if isinstance(raw, dict) else vars(raw)
+            outputs[str(fields.get("call_id"))] = fields.get("output")
+    calls = []
+    for response in result.raw_responses:
+        for out in response.output:
+            if isinstance(out, ResponseFunctionToolCall):
+                value = outputs.get(out.call_id)
+                with contextlib.suppress(ValueError):  # JSON text is read as its value
+                    value = json.loads(value) if isinstance(value, str) else value
+                calls.append(
+                    {
+                        "name": out.name,
+                        "args": _args(out.arguments),
+                        "id": out.call_id,
+                        "result": value,
+                    }
+                )
+    texts = [
+        (item.agent.name, ItemHelpers.text_message_output(item))
+        for item in result.new_items
+        if isinstance(item, MessageOutputItem)
+    ]
+    last_output = result.raw_responses[-1].output if result.raw_responses else []
+    final = None
+    if texts and all(isinstance(o, ResponseOutputMessage) for o in last_output):
+        final = texts.pop()[1]
+    first_input = result.input if isinstance(result.input, str) else None
+    return {
+        "user": first_input,
+        "calls": calls,
+        "intermediate": [list(t) for t in texts],
+        "final": final,
+    }
+
+
+# --- scenarios ----------------------------------------------------------------------------
+
+Scenario = Callable[[Model], Awaitable[list[dict[str, Any]]]]
+
+
+async def _run(agent: Agent[Any], prompt: str | list[Any]) -> dict[str, Any]:
+    result = await Runner.run(agent, prompt)
+    return {"agents": _agents(result), **view(result)}
+
+
+def _agents(result: RunResult | RunResultStreaming) -> list[str]:
+    names: list[str] = []
+    for item in result.new_items:
+        if item.agent.name not in names:
+            names.append(item.agent.name)
+    return names
+
+
+def _weather(model: Model, **kwargs: Any) -> Agent[Any]:
+    return Agent(
+        name="weather",
+        instructions="Answer weather questions.",
+        tools=[get_weather, convert],
+        model=model,
+        **kwargs,
+    )
+
+
+SCRIPTS: dict[str, list[Turn]] = {
+    "sequential_tools": [
+        [Call("get_weather", {"city": "Paris"}, "c1")],
+        [Call("convert", {"celsius": 21}, "c2")],
+        ["Paris: sunny, 69.8 °F."],
+    ],
+    "parallel_calls": [
+        [
+            Call("get_weather", {"city": "Zürich"}, "p1"),
+            Call("get_weather", {"city": "東京"}, "p2"),
+        ],
+        ["Both sunny."],
+    ],
+    "text_and_call": [
+        ["Let me check.", Call("get_weather", {"city": "Oslo"}, "t1")],
+        ["Oslo: sunny."],
+    ],
+    "tool_raises": [
+        [Call("get_weather", {"city": "Atlantis"}, "e1")],
+        ["Atlantis has no weather station."],
+    ],
+    "no_tools": [["Bonjour ! Ça va ? 👋"]],
+    "two_turn_session": [
+        [Call("get_weather", {"city": "Rome"}, "s1")],
+        ["Rome is sunny."],
+        ["You're welcome."],
+    ],
+    "handoff": [
+        [Call("transfer_to_weather", {}, "h1")],
+        [Call("get_weather", {"city": "Lima"}, "h2")],
+        ["Lima is sunny."],
+    ],
+    "agent_as_tool": [
+        [Call("ask_weather", {"input": "Weather in Kyiv?"}, "a1")],
+        [Call("get_weather", {"city": "Kyiv"}, "a2")],
+        ["Kyiv: sunny."],
+        ["The weather agent says Kyiv is sunny."],
+    ],
+}
+
+
+async def sequential_tools(model: Model) -> list[dict[str, Any]]:
+    return [await _run(_weather(model), "Weather in Paris, in Fahrenheit?")]
+
+
+async def parallel_calls(model: Model) -> list[dict[str, Any]]:
+    return [await _run(_weather(model), "Wetter in Zürich und 東京?")]
+
+
+async def text_and_call(model: Model) -> list[dict[str, Any]]:
+    return [await _run(_weather(model), "Oslo?")]
+
+
+async def tool_raises(model: Model) -> list[dict[str, Any]]:
+    # The SDK's default failure handler gives the model an error message as the result.
+    return [await _run(_weather(model), "Weather in Atlantis?")]
+
+
+async def no_tools(model: Model) -> list[dict[str, Any]]:
+    return [await _run(_weather(model), "Dis bonjour — en français.")]
+
+
+async def two_turn_session(model: Model) -> list[dict[str, Any]]:
+    agent = _weather(model)
+    with using_session("agents-session-1"):
+        first = await Runner.run(agent, "Weather in Rome?")
+        second = await Runner.run(
+            agent, [*first.to_input_list(), {"role": "user", "content": "Thanks!"}]
+        )
+    return [
+        {"agents": _agents(first), **view(first)},
+        {"agents": _agents(second), **view(second), "user": "Thanks!"},
+    ]
+
+
+async def handoff(model: Model) -> list[dict[str, Any]]:
+    weather = _weather(model)
+    triage = Agent(name="triage", instructions="Route.", handoffs=[weather], model=model)
+    return [await _run(triage, "Weather in Lima?")]
+
+
+async def agent_as_tool(model: Model) -> list[dict[str, Any]]:
+    inner: list[dict[str, Any]] = []
+
+    async def keep(result: RunResult | RunResultStreaming) -> str:  # the nested run's own
+        inner.append({"agents": _agents(result), **view(result)})
+        return str(result.final_output)
+
+    tool = _weather(model).as_tool(
+        tool_name="ask_weather",
+        tool_description="Ask the weather agent.",
+        custom_output_extractor=keep,
+    )
+    boss = Agent(name="boss", instructions="Delegate.", tools=[tool], model=model)
+    outer = await _run(boss, "How is Kyiv?")
+    return [outer, *inner]  # the caller's run starts first
+
+
+SCENARIOS: dict[str, Scenario] = {
+    f.__name__: f
+    for f in (
+        sequential_tools,
+        parallel_calls,
+        text_and_call,
+        tool_raises,
+        no_tools,
+        two_turn_session,
+        handoff,
+        agent_as_tool,
+    )
+}
+
+
+async def main(api: str, out_dir: Path) -> None:
+    """Run every scenario with ``api``; write ``<scenario>.jsonl`` and ``expected.json``."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=provider, exclusive_processor=True)
+    render = _responses_body if api == "responses" else _chat_body
+    expected = {}
+    for name, scenario in SCENARIOS.items():
+        bodies = [render(turn, i) for i, turn in enumerate(SCRIPTS[name])]
+        with FakeOpenAI(bodies) as fake:
+            client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="test", max_retries=0)
+            model: Model = (
+                OpenAIResponsesModel(model=MODEL, openai_client=client)
+                if api == "responses"
+                else OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+            )
+            expected[name] = await scenario(model)
+            await client.close()
+        provider.force_flush()
+        document = MessageToDict(encode_spans(exporter.get_finished_spans()))
+        (out_dir / f"{name}.jsonl").write_text(json.dumps(document, ensure_ascii=False) + "\n")
+        exporter.clear()
+    (out_dir / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], Path(sys.argv[2])))
