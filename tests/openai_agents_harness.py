@@ -41,16 +41,12 @@ from agents import (
     ToolCallOutputItem,
     function_tool,
 )
-from google.protobuf.json_format import MessageToDict
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage
 from openinference.instrumentation import using_session
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from fake_openai import MODEL, FakeOpenAI, completion
+from recording import Recorder
 
 APIS = ("responses", "chat")
 
@@ -341,10 +337,10 @@ SCENARIOS: dict[str, Scenario] = {
 
 async def main(api: str, out_dir: Path) -> None:
     """Run every scenario with ``api``; write ``<scenario>.jsonl`` and ``expected.json``."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    OpenAIAgentsInstrumentor().instrument(tracer_provider=provider, exclusive_processor=True)
+    recorder = Recorder()
+    OpenAIAgentsInstrumentor().instrument(
+        tracer_provider=recorder.provider, exclusive_processor=True
+    )
     render = _responses_body if api == "responses" else _chat_body
     expected = {}
     for name, scenario in SCENARIOS.items():
@@ -358,10 +354,7 @@ async def main(api: str, out_dir: Path) -> None:
             )
             expected[name] = await scenario(model)
             await client.close()
-        provider.force_flush()
-        document = MessageToDict(encode_spans(exporter.get_finished_spans()))
-        (out_dir / f"{name}.jsonl").write_text(json.dumps(document, ensure_ascii=False) + "\n")
-        exporter.clear()
+        recorder.write(out_dir / f"{name}.jsonl")
     (out_dir / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1))
 
 

@@ -32,12 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from google.protobuf.json_format import MessageToDict
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import BaseModel
 from strands import Agent, tool
 from strands.event_loop._retry import ModelRetryStrategy
@@ -47,6 +42,8 @@ from strands.types.content import Messages
 from strands.types.exceptions import ModelThrottledException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
+
+from recording import Recorder, record_scenarios
 
 MODES: dict[str, str] = {
     "legacy": "",
@@ -405,18 +402,9 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 
 def main(out_dir: Path) -> None:
     """Run every scenario; write ``<scenario>.jsonl`` (OTLP JSON) and ``expected.json``."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    expected = {}
-    for name, scenario in SCENARIOS.items():
-        expected[name] = scenario()
-        provider.force_flush()
-        document = MessageToDict(encode_spans(exporter.get_finished_spans()))
-        (out_dir / f"{name}.jsonl").write_text(json.dumps(document, ensure_ascii=False) + "\n")
-        exporter.clear()
-    (out_dir / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1))
+    recorder = Recorder()
+    trace.set_tracer_provider(recorder.provider)  # Strands' tracer uses the global one
+    record_scenarios(recorder, SCENARIOS, out_dir)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,15 @@ the OTel SDK's in-memory exporters (pydantic-ai, ADK) or from committed JSON sam
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracescore.importer import ImportStats, import_paths
 from tracescore.model import Invocation
 from tracescore.spans import (
     STATUS_ERROR,
@@ -189,4 +193,57 @@ def summary(inv: Invocation) -> dict[str, Any]:
         "reason_code": inv.reason_code,
         "usage": (inv.usage.input_tokens, inv.usage.output_tokens),
         "source": (inv.provenance.get("user_content"), inv.provenance.get("responses")),
+    }
+
+
+def run_harness(harness: Path, out: Path, *args: str, env: Mapping[str, str] = {}) -> Path:
+    """Run a ``tests/*_harness.py`` (real framework runs) in a child process into ``out``.
+
+    The child gets this environment without the variables that would send its telemetry
+    or its model calls elsewhere (OTLP endpoints, vendor keys and tracing switches),
+    plus ``env``.
+    """
+    drop = ("OTEL_EXPORTER_", "OTEL_TRACES_", "OPENINFERENCE_", "OPENAI_", "LANGSMITH_")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    proc = subprocess.run(
+        [sys.executable, str(harness), *args, str(out)],
+        env={**base, "LANGSMITH_TRACING": "false", **env},
+        cwd=harness.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def imported(path: Path) -> list[Invocation]:
+    """The invocations ``tracescore import`` reads from ``path`` (no bad record allowed)."""
+    stats = ImportStats()
+    invocations = list(import_paths([path], stats))
+    assert stats.bad_records == 0
+    return invocations
+
+
+def run_view(inv: Invocation, *, authors: bool = False, failed: bool = True) -> dict[str, Any]:
+    """``inv`` as the real-framework agreement tests compare it with the framework's record.
+
+    ``authors`` pairs each intermediate text with its agent; ``failed`` flags each tool
+    call whose execution failed (for frameworks that record it).
+    """
+    calls: list[dict[str, Any]] = []
+    for c in inv.tool_calls:
+        call = {"name": c.name, "args": c.args, "id": c.id, "result": c.result}
+        if failed:
+            call["failed"] = c.error is not None
+        calls.append(call)
+    return {
+        "agents": list(inv.agents),
+        "user": inv.user_content,
+        "calls": calls,
+        "intermediate": [
+            [r.author, r.text] if authors else r.text for r in inv.intermediate_responses
+        ],
+        "final": inv.final_response,
     }

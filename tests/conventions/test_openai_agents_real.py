@@ -13,73 +13,31 @@ OpenInference's ``OPENINFERENCE_HIDE_*`` switches on, every run says how to capt
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from conv_helpers import imported, run_harness, run_view
 
 import openai_agents_harness
 from tracescore.conventions.openinference import CAPTURE_HINT
-from tracescore.importer import ImportStats, import_paths
-from tracescore.model import Invocation, group_conversations
+from tracescore.model import group_conversations
 
 HARNESS = Path(openai_agents_harness.__file__)
 HIDDEN = {"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true"}
-
-
-def _record(tmp: Path, api: str, env: dict[str, str]) -> Path:
-    base = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENINFERENCE_", "OTEL_EXPORTER_", "OPENAI_"))
-    }
-    proc = subprocess.run(
-        [sys.executable, str(HARNESS), api, str(tmp)],
-        env={**base, **env},
-        cwd=HARNESS.parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return tmp
 
 
 @pytest.fixture(scope="module", params=openai_agents_harness.APIS)
 def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenarios' traces and expected runs for one model API, content captured."""
     api: str = request.param
-    return _record(tmp_path_factory.mktemp(f"agents-{api}"), api, {})
-
-
-def rebuilt(path: Path) -> list[Invocation]:
-    stats = ImportStats()
-    invocations = list(import_paths([path], stats))
-    assert stats.bad_records == 0
-    return invocations
-
-
-def our_view(inv: Invocation) -> dict[str, Any]:
-    return {
-        "agents": list(inv.agents),
-        "user": inv.user_content,
-        "calls": [
-            {"name": c.name, "args": c.args, "id": c.id, "result": c.result} for c in inv.tool_calls
-        ],
-        "intermediate": [[r.author, r.text] for r in inv.intermediate_responses],
-        "final": inv.final_response,
-    }
+    return run_harness(HARNESS, tmp_path_factory.mktemp(f"agents-{api}"), api)
 
 
 @pytest.mark.parametrize("scenario", list(openai_agents_harness.SCENARIOS))
 def test_rebuilt_invocations_equal_what_the_sdk_recorded(recorded: Path, scenario: str) -> None:
     expected = json.loads((recorded / "expected.json").read_text())[scenario]
-    ours = rebuilt(recorded / f"{scenario}.jsonl")
-    assert [our_view(i) for i in ours] == expected
+    ours = imported(recorded / f"{scenario}.jsonl")
+    assert [run_view(i, authors=True, failed=False) for i in ours] == expected
     for inv in ours:
         assert inv.status == "ok", inv.reason
         assert inv.warnings == ()
@@ -88,29 +46,29 @@ def test_rebuilt_invocations_equal_what_the_sdk_recorded(recorded: Path, scenari
 
 
 def test_a_tool_that_raised_is_flagged(recorded: Path) -> None:
-    [inv] = rebuilt(recorded / "tool_raises.jsonl")
+    [inv] = imported(recorded / "tool_raises.jsonl")
     [call] = inv.tool_calls
     assert call.error is not None
     assert inv.final_response == "Atlantis has no weather station."
 
 
 def test_using_session_groups_the_turns(recorded: Path) -> None:
-    [conversation] = group_conversations(rebuilt(recorded / "two_turn_session.jsonl"))
+    [conversation] = group_conversations(imported(recorded / "two_turn_session.jsonl"))
     assert conversation.conversation_id == "agents-session-1"
     assert [i.user_content for i in conversation.invocations] == ["Weather in Rome?", "Thanks!"]
 
 
 def test_agent_used_as_a_tool_is_a_run_of_its_own(recorded: Path) -> None:
-    boss, weather = rebuilt(recorded / "agent_as_tool.jsonl")
+    boss, weather = imported(recorded / "agent_as_tool.jsonl")
     assert boss.parent_tool_span_id is None
     assert weather.parent_tool_span_id is not None
 
 
 @pytest.mark.parametrize("api", openai_agents_harness.APIS)
 def test_hidden_content_says_how_to_capture_it(api: str, tmp_path: Path) -> None:
-    out = _record(tmp_path, api, HIDDEN)
+    out = run_harness(HARNESS, tmp_path, api, env=HIDDEN)
     for scenario in ("sequential_tools", "handoff"):
-        ours = rebuilt(out / f"{scenario}.jsonl")
+        ours = imported(out / f"{scenario}.jsonl")
         assert ours
         for inv in ours:
             assert inv.status == "not_evaluable"

@@ -220,6 +220,38 @@ def test_openai_agents_handoff_span_is_not_a_tool_execution() -> None:
     assert reader.step_kind(t.span("handoff to w", named)) == "tool"
 
 
+def test_langgraph_graph_is_named_by_its_span_and_its_nodes_are_not_agents() -> None:
+    t = TraceBuilder()
+    reader = OpenInference()
+    graph_meta = to_json({"ls_integration": "langgraph"})
+    node_meta = to_json({"ls_integration": "langgraph", "langgraph_node": "agent"})
+    agent = {"openinference.span.kind": "AGENT"}
+    assert reader.agent_name(t.span("support_bot", {**agent, "metadata": graph_meta})) == (
+        "support_bot"
+    )
+    assert reader.agent_name(t.span("agent", {**agent, "metadata": node_meta})) is None
+    assert reader.agent_name(t.span("AgentExecutor", agent)) is None  # no LangGraph: no guess
+    assert reader.agent_name(t.span("x", {**agent, "metadata": "{not json"})) is None
+
+
+def test_langchain_tool_message_result_is_its_content() -> None:
+    t = TraceBuilder()
+    reader = OpenInference()
+    message = {
+        "type": "tool",
+        "data": {"content": '{"a": 1}', "type": "tool", "tool_call_id": "c1", "status": "success"},
+    }
+    attrs = {"openinference.span.kind": "TOOL", "tool.name": "t", "output.value": to_json(message)}
+    io = reader.tool_io(SpanView(t.span("t", attrs)))
+    assert io is not None and io.result is not None
+    assert io.result.value == {"a": 1}
+    other = {"type": "tool", "data": {"content": "x"}}  # not a serialized ToolMessage
+    attrs["output.value"] = to_json(other)
+    io = reader.tool_io(SpanView(t.span("t", attrs)))
+    assert io is not None and io.result is not None
+    assert io.result.value == other
+
+
 def test_kinds_and_agent_names() -> None:
     t = TraceBuilder()
     reader = OpenInference()

@@ -12,19 +12,15 @@ run of its own; a failed model call is an error, not missing content.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conv_helpers import imported, run_harness, run_view
 
 import strands_harness
 from tracescore.cli import main
-from tracescore.importer import ImportStats, import_paths
-from tracescore.model import Invocation, group_conversations
+from tracescore.model import group_conversations
 
 HARNESS = Path(strands_harness.__file__)
 MODES = list(strands_harness.MODES)
@@ -34,53 +30,15 @@ MODES = list(strands_harness.MODES)
 def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenarios' traces and expected invocations for one content mode."""
     mode: str = request.param
-    out = tmp_path_factory.mktemp(f"strands-{mode}")
-    env = {**os.environ, "OTEL_SEMCONV_STABILITY_OPT_IN": strands_harness.MODES[mode]}
-    for key in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_TRACES_EXPORTER"):
-        env.pop(key, None)
-    proc = subprocess.run(
-        [sys.executable, str(HARNESS), str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
-
-
-def rebuilt(path: Path) -> list[Invocation]:
-    stats = ImportStats()
-    invocations = list(import_paths([path], stats))
-    assert stats.bad_records == 0
-    return invocations
-
-
-def our_view(inv: Invocation) -> dict[str, Any]:
-    return {
-        "agents": list(inv.agents),
-        "user": inv.user_content,
-        "calls": [
-            {
-                "name": c.name,
-                "args": c.args,
-                "id": c.id,
-                "result": c.result,
-                "failed": c.error is not None,
-            }
-            for c in inv.tool_calls
-        ],
-        "intermediate": [r.text for r in inv.intermediate_responses],
-        "final": inv.final_response,
-    }
+    env = {"OTEL_SEMCONV_STABILITY_OPT_IN": strands_harness.MODES[mode]}
+    return run_harness(HARNESS, tmp_path_factory.mktemp(f"strands-{mode}"), env=env)
 
 
 @pytest.mark.parametrize("scenario", list(strands_harness.SCENARIOS))
 def test_rebuilt_invocations_equal_what_strands_recorded(recorded: Path, scenario: str) -> None:
     expected = json.loads((recorded / "expected.json").read_text())[scenario]
-    ours = rebuilt(recorded / f"{scenario}.jsonl")
-    assert [our_view(i) for i in ours] == [
+    ours = imported(recorded / f"{scenario}.jsonl")
+    assert [run_view(i) for i in ours] == [
         {k: v for k, v in e.items() if k != "error"} for e in expected
     ]
     for inv, exp in zip(ours, expected, strict=True):
@@ -96,21 +54,21 @@ def test_rebuilt_invocations_equal_what_strands_recorded(recorded: Path, scenari
 
 
 def test_session_id_groups_the_turns(recorded: Path) -> None:
-    ours = rebuilt(recorded / "two_turn_session.jsonl")
+    ours = imported(recorded / "two_turn_session.jsonl")
     [conversation] = group_conversations(ours)
     assert conversation.conversation_id == "strands-session-1"
     assert [i.user_content for i in conversation.invocations] == ["Weather in Rome?", "Thanks!"]
 
 
 def test_agent_called_as_a_tool_is_a_run_of_its_own(recorded: Path) -> None:
-    boss, researcher = rebuilt(recorded / "agent_as_tool.jsonl")
+    boss, researcher = imported(recorded / "agent_as_tool.jsonl")
     assert boss.parent_tool_span_id is None
     assert researcher.parent_tool_span_id is not None
     assert researcher.trace_id == boss.trace_id
 
 
 def test_a_retried_model_call_counts_and_changes_nothing_else(recorded: Path) -> None:
-    [inv] = rebuilt(recorded / "model_retried.jsonl")
+    [inv] = imported(recorded / "model_retried.jsonl")
     assert inv.inference_calls == 3  # the throttled call is a model call too
     assert [c.name for c in inv.tool_calls] == ["get_weather"]
     assert inv.final_response == "Bergen: sunny, answered on the second try."

@@ -55,6 +55,7 @@ __all__ = ["CAPTURE_HINT", "GenericIO", "OpenInference"]
 SPAN_KIND: Final = "openinference.span.kind"
 INPUT_VALUE: Final = "input.value"
 OUTPUT_VALUE: Final = "output.value"
+METADATA: Final = "metadata"
 _IN: Final = "llm.input_messages."
 _OUT: Final = "llm.output_messages."
 _TOOLS: Final = "llm.tools."
@@ -117,6 +118,27 @@ def _parse_flat(view: SpanView) -> _Parsed:
     parsed = (inputs, outputs, tools)
     view.cache["openinference"] = parsed
     return parsed
+
+
+def _langgraph_graph(metadata: AttrValue | None) -> bool:
+    """True for the ``metadata`` of a LangGraph graph run at top level (not a node).
+
+    OpenInference's LangChain instrumentation names no agent: it marks any run whose name
+    holds "agent" as AGENT, a compiled graph (``create_react_agent(name=...)``) and its
+    ``agent`` node alike. The graph's span is its name; a node's metadata says which
+    node it is (``langgraph_node``) and the node is no agent of its own.
+    """
+    if not isinstance(metadata, str) or '"langgraph"' not in metadata:
+        return False
+    try:
+        data = json_text.loads(metadata)
+    except orjson.JSONDecodeError:
+        return False
+    return (
+        isinstance(data, dict)
+        and data.get("ls_integration") == "langgraph"
+        and "langgraph_node" not in data
+    )
 
 
 def _responses_api(span: SpanRecord) -> bool:
@@ -219,14 +241,29 @@ def _looks_like_schema(value: JsonValue) -> bool:
 
 
 def _unwrap_response(value: JsonValue, tool: str | None) -> JsonValue:
-    """Unwrap a ``{"id", "name", "response"}`` envelope (OpenInference's ADK tool output)."""
+    """A tool's result out of the envelope its instrumentation wrote around it.
+
+    ``{"id", "name", "response"}``: OpenInference's ADK tool output. ``{"type": "tool",
+    "data": {"content", ...}}``: a LangChain ``ToolMessage`` as OpenInference's LangChain
+    instrumentation serializes it; the result is its ``content`` (JSON text read as its
+    value, as everywhere).
+    """
+    if not isinstance(value, dict):
+        return value
     if (
-        isinstance(value, dict)
-        and "response" in value
+        "response" in value
         and set(value) <= {"id", "name", "response"}
         and value.get("name") in (None, tool)
     ):
         return value["response"]
+    data = value.get("data")
+    if (
+        value.get("type") == "tool"
+        and isinstance(data, dict)
+        and data.get("type") == "tool"
+        and "content" in data
+    ):
+        return parse_arguments(data["content"])
     return value
 
 
@@ -270,6 +307,8 @@ class OpenInference(ConventionReader):
             node = attrs.get("graph.node.id")
             if isinstance(node, str) and node:
                 return node
+            if _langgraph_graph(attrs.get(METADATA)):
+                return span.name or None
         return None
 
     @staticmethod

@@ -1,0 +1,194 @@
+"""Real LangGraph ReAct agents, traced by OpenInference, recorded as OTLP JSON Lines.
+
+``openinference-instrumentation-langchain`` traces LangChain runs: the compiled graph
+(``create_react_agent(name=...)``), its ``agent`` and ``tools`` nodes, the chat model and
+each tool. It writes no agent name and marks any run whose name holds "agent" as AGENT,
+so the graph is named by its span. The chat model is LangChain's own
+``FakeMessagesListChatModel`` (scripted ``AIMessage`` replies, tool calls included).
+
+The instrumentation patches LangChain's callback manager process-wide, so the runs happen
+in a child process: ``python langgraph_harness.py OUT_DIR`` writes one OTLP JSON Lines file
+per scenario and ``expected.json``, each run as LangGraph itself returned it (the new
+messages of its state), which the rebuilt invocations must equal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import MemorySaver
+from openinference.instrumentation.langchain import LangChainInstrumentor
+
+from recording import Recorder, record_scenarios
+
+with warnings.catch_warnings():  # moved to langchain.agents.create_agent in LangGraph 1.0
+    warnings.simplefilter("ignore")
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+
+class ScriptedChatModel(FakeMessagesListChatModel):
+    """LangChain's list-replaying fake chat model, accepting the agent's tools."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    if city == "Atlantis":
+        raise ConnectionError(f"no weather station in {city}")
+    return f"sunny in {city}, 21 °C"
+
+
+@tool
+def lookup_order(order_id: int) -> dict[str, Any]:
+    """An order's status."""
+    return {"order_id": order_id, "status": "shipped"}
+
+
+def ai(text: str = "", *calls: tuple[str, dict[str, Any], str]) -> AIMessage:
+    return AIMessage(
+        content=text,
+        tool_calls=[{"name": n, "args": a, "id": i, "type": "tool_call"} for n, a, i in calls],
+    )
+
+
+def _text(message: BaseMessage) -> str | None:
+    content = message.content
+    if isinstance(content, str):
+        return content or None
+    texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n".join(texts) or None
+
+
+def _value(content: Any) -> Any:
+    if isinstance(content, str):
+        try:
+            return json.loads(content)
+        except ValueError:
+            return content
+    return content
+
+
+def view(messages: Sequence[BaseMessage], agent: str) -> dict[str, Any]:
+    """One run's new messages, as LangGraph returned them, as an invocation's fields."""
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    replies = [m for m in messages if isinstance(m, AIMessage)]
+    calls = []
+    for reply in replies:
+        for call in reply.tool_calls:
+            result = results.get(str(call["id"]))
+            calls.append(
+                {
+                    "name": call["name"],
+                    "args": call["args"],
+                    "id": call["id"],
+                    "result": _value(result.content) if result is not None else None,
+                    "failed": result is not None and result.status == "error",
+                }
+            )
+    final = replies[-1] if replies and not replies[-1].tool_calls else None
+    user = next(m for m in messages if isinstance(m, HumanMessage))
+    return {
+        "agents": [agent],
+        "user": _text(user),
+        "calls": calls,
+        "intermediate": [t for m in replies if m is not final and (t := _text(m))],
+        "final": _text(final) if final is not None else None,
+    }
+
+
+def _agent(replies: Sequence[AIMessage], **kwargs: Any) -> Any:
+    model = ScriptedChatModel(responses=list(replies))
+    # handle_tool_errors: an exception becomes an error ToolMessage the model sees (since
+    # LangGraph 1.0 the default handles only bad arguments and re-raises the rest).
+    tools = ToolNode([get_weather, lookup_order], handle_tool_errors=True)
+    return create_react_agent(model, tools, name="weather_agent", **kwargs)
+
+
+def _one(replies: Sequence[AIMessage], prompt: str) -> list[dict[str, Any]]:
+    state = _agent(replies).invoke({"messages": [{"role": "user", "content": prompt}]})
+    return [view(state["messages"], "weather_agent")]
+
+
+def sequential_tools() -> list[dict[str, Any]]:
+    replies = [
+        ai("", ("get_weather", {"city": "Paris"}, "c1")),
+        ai("", ("lookup_order", {"order_id": 7}, "c2")),
+        ai("Paris is sunny and order 7 has shipped."),
+    ]
+    return _one(replies, "Weather in Paris, and where is order 7?")
+
+
+def parallel_calls() -> list[dict[str, Any]]:
+    replies = [
+        ai("", ("get_weather", {"city": "Zürich"}, "p1"), ("get_weather", {"city": "東京"}, "p2")),
+        ai("Both sunny."),
+    ]
+    return _one(replies, "Wetter in Zürich und 東京?")
+
+
+def text_and_call() -> list[dict[str, Any]]:
+    replies = [ai("Let me check.", ("get_weather", {"city": "Oslo"}, "t1")), ai("Oslo: sunny.")]
+    return _one(replies, "Oslo?")
+
+
+def tool_raises() -> list[dict[str, Any]]:
+    # The ToolNode hands the error to the model as a ToolMessage with status "error".
+    replies = [ai("", ("get_weather", {"city": "Atlantis"}, "e1")), ai("No station there.")]
+    return _one(replies, "Weather in Atlantis?")
+
+
+def no_tools() -> list[dict[str, Any]]:
+    return _one([ai("Bonjour ! Ça va ? 👋")], "Dis bonjour — en français.")
+
+
+def two_turn_session() -> list[dict[str, Any]]:
+    replies = [
+        ai("", ("get_weather", {"city": "Rome"}, "s1")),
+        ai("Rome is sunny."),
+        ai("You're welcome."),
+    ]
+    graph = _agent(replies, checkpointer=MemorySaver())
+    config: Any = {"configurable": {"thread_id": "thread-1"}}
+    out = []
+    seen = 0
+    # The instrumentation writes the LangGraph thread id as every span's session.id.
+    for prompt in ("Weather in Rome?", "Thanks!"):
+        state = graph.invoke({"messages": [{"role": "user", "content": prompt}]}, config)
+        out.append(view(state["messages"][seen:], "weather_agent"))
+        seen = len(state["messages"])
+    return out
+
+
+SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    f.__name__: f
+    for f in (
+        sequential_tools,
+        parallel_calls,
+        text_and_call,
+        tool_raises,
+        no_tools,
+        two_turn_session,
+    )
+}
+
+
+def main(out_dir: Path) -> None:
+    """Run every scenario; write ``<scenario>.jsonl`` (OTLP JSON) and ``expected.json``."""
+    recorder = Recorder()
+    LangChainInstrumentor().instrument(tracer_provider=recorder.provider)
+    record_scenarios(recorder, SCENARIOS, out_dir)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
