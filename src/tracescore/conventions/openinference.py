@@ -164,23 +164,6 @@ def _message(flat: _Flat, default_role: str) -> Message | None:
     """One message from its flattened sub-keys; None when nothing was captured."""
     role = str(flat.get("role") or default_role).lower()
     name = _opt_str(flat.get("name"))
-    parts: list[Part] = []
-    content = flat.get("content")
-    # ``content`` and ``contents`` are two spellings of one content; an instrumentation
-    # may write both (OpenAI Agents, for Responses API output): ``contents`` then wins.
-    if "contents.0.message_content.type" in flat or "contents.0.message_content.text" in flat:
-        content = None
-    if not is_not_captured(content):
-        if role == "tool":
-            parts.append(
-                ToolResultPart(
-                    name=name,
-                    response=parse_arguments(content),
-                    id=_opt_str(flat.get("tool_call_id")),
-                )
-            )
-        else:
-            parts.append(TextPart(text=str(content)))
     contents: dict[int, dict[str, AttrValue]] = {}
     calls: dict[int, dict[str, AttrValue]] = {}
     for key, value in flat.items():
@@ -193,14 +176,31 @@ def _message(flat: _Flat, default_role: str) -> Message | None:
             hit = _index(key[len("tool_calls.") :])
             if hit is not None:
                 calls.setdefault(hit[0], {})[hit[1].removeprefix("tool_call.")] = value
+    items: list[Part] = []
     for k in sorted(contents):
         item = contents[k]
         text = item.get("text")
         if item.get("type", "text") == "text":
             if not is_not_captured(text):
-                parts.append(TextPart(text=str(text)))
+                items.append(TextPart(text=str(text)))
         else:
-            parts.append(OtherPart(type=str(item.get("type")), data=cast(JsonValue, item)))
+            items.append(OtherPart(type=str(item.get("type")), data=cast(JsonValue, item)))
+    parts: list[Part] = []
+    content = flat.get("content")
+    if not is_not_captured(content):
+        if role == "tool":
+            parts.append(
+                ToolResultPart(
+                    name=name,
+                    response=parse_arguments(content),
+                    id=_opt_str(flat.get("tool_call_id")),
+                )
+            )
+        elif not any(isinstance(p, TextPart) for p in items):
+            # ``content`` and ``contents`` spell one content; an instrumentation may write
+            # both (OpenAI Agents, for Responses API output): the text is then taken once.
+            parts.append(TextPart(text=str(content)))
+    parts.extend(items)
     for k in sorted(calls):
         call = calls[k]
         # Instrumentations leave out empty arguments (OpenAI Agents skips "{}"): a call
