@@ -24,7 +24,6 @@ answer), which is what the rebuilt invocations must equal.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Sequence
@@ -34,8 +33,7 @@ from typing import Any, TypeVar
 
 from opentelemetry import trace
 from pydantic import BaseModel
-from strands import Agent, tool
-from strands.event_loop._retry import ModelRetryStrategy
+from strands import Agent, ModelRetryStrategy, tool
 from strands.models.model import Model
 from strands.multiagent import GraphBuilder, Swarm
 from strands.types.content import Messages
@@ -408,5 +406,4 @@ def main(out_dir: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.set_event_loop(asyncio.new_event_loop())
     main(Path(sys.argv[1]))
