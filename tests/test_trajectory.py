@@ -298,6 +298,15 @@ def test_a_failed_model_call_without_captured_input_is_still_not_captured() -> N
     assert inv.reason_code == "content_not_captured"
 
 
+def test_a_failed_call_after_uncaptured_outputs_is_still_not_captured() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("hi")], None)  # answered, but its output was not captured
+    failed_chat(tb, root, [user("hi")])
+    [inv] = build_invocations(tb.spans)
+    assert inv.reason_code == "content_not_captured"
+
+
 def test_results_from_next_request_when_no_tool_span() -> None:
     tb = TraceBuilder()
     root = agent(tb, "a")

@@ -168,7 +168,9 @@ def _build(
     for view in _all_views(run):
         warnings.extend(view.warnings)
 
-    reason_code, reason = _evaluability(run, user, responses, warnings, complete, failed)
+    reason_code, reason = _evaluability(
+        run, user, responses, warnings, complete, failed=failed, missing=missing_outputs
+    )
     return Invocation(
         trace_id=root.trace_id,
         invocation_id=invocation_id,
@@ -399,7 +401,9 @@ def _evaluability(
     responses: list[ModelReply],
     warnings: list[str],
     complete: bool,
+    *,
     failed: Sequence[LlmStep] = (),
+    missing: int = 0,
 ) -> tuple[NotEvaluableReason | None, str | None]:
     if not complete:
         return "incomplete_trace", "the trace was flushed before its root span ended"
@@ -410,8 +414,9 @@ def _evaluability(
             "the user message was lost: the payload that carries it was truncated "
             "(tracing backends cap attribute values, e.g. at 64 KiB)"
         )
-    if user is not None and not responses and failed:
-        return None, None  # the model call failed: scored as a run with no answer, as ADK does
+    if user is not None and not responses and failed and not missing:
+        # Every call without output failed: scored as a run with no answer, as ADK does.
+        return None, None
     if user is None or not responses:
         what = "user message" if user is None else "model output"
         hint = capture_hint(run.spans) or "turn on message content capture in the agent"
