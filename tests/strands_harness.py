@@ -360,7 +360,8 @@ def model_error() -> list[dict[str, Any]]:
                 "calls": [],
                 "intermediate": [],
                 "final": None,
-                "error": type(exc).__name__,
+                "error": str(exc),  # the root span's status message
+                "failed_model_calls": 1,
             }
         ]
     raise AssertionError("the scripted model error did not reach the caller")
@@ -377,7 +378,7 @@ def model_retried() -> list[dict[str, Any]]:
         ],
         retry_strategy=ModelRetryStrategy(max_attempts=2, initial_delay=0, max_delay=0),
     )
-    return _turns(agent, ["Ping?"])
+    return [{**run, "failed_model_calls": 1} for run in _turns(agent, ["Ping?"])]
 
 
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {

@@ -21,9 +21,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, cast
 
-import orjson
-
-from tracescore import json_text
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -43,6 +40,7 @@ from tracescore.conventions.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    decoded_json,
     is_not_captured,
     message_from_obj,
     messages_from_value,
@@ -130,10 +128,7 @@ def _langgraph_graph(metadata: AttrValue | None) -> bool:
     """
     if not isinstance(metadata, str) or '"langgraph"' not in metadata:
         return False
-    try:
-        data = json_text.loads(metadata)
-    except orjson.JSONDecodeError:
-        return False
+    data = decoded_json(metadata)
     return (
         isinstance(data, dict)
         and data.get("ls_integration") == "langgraph"
@@ -149,10 +144,7 @@ def _responses_api(span: SpanRecord) -> bool:
     value = span.attributes.get(OUTPUT_VALUE)
     if not isinstance(value, str) or '"response"' not in value:
         return False
-    try:
-        doc = json_text.loads(value)
-    except orjson.JSONDecodeError:
-        return False
+    doc = decoded_json(value)
     return isinstance(doc, dict) and doc.get("object") == "response"
 
 
