@@ -325,6 +325,66 @@ def test_results_from_next_request_when_no_tool_span() -> None:
     assert inv.provenance["tool_results"] == "gen_ai.input.messages"
 
 
+def tool_result(cid: str, result: Any) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "parts": [
+            {"type": "tool_call_response", "id": cid, "name": "final_result", "result": result}
+        ],
+    }
+
+
+def history_run(history: list[dict[str, Any]], *calls: dict[str, Any]) -> list[Any]:
+    """A pydantic-ai-like run whose last response makes ``calls`` nothing else answers."""
+    tb = TraceBuilder()
+    root = agent(tb, "a", **{"pydantic_ai.all_messages": history})
+    chat(tb, root, [user("now")], reply(*calls))
+    return build_invocations(tb.spans)
+
+
+def test_results_no_span_gave_come_from_the_current_run_in_the_history_by_id() -> None:
+    earlier = [user("before"), *reply(call("final_result", {}, "c1")), tool_result("c1", "stale")]
+    now = [user("now"), *reply(call("final_result", {"v": 1}, "c1"))]
+    [inv] = history_run(
+        [*earlier, *now, tool_result("c1", "Final result processed.")],
+        call("final_result", {"v": 1}, "c1"),
+    )
+    assert [(c.name, c.result) for c in inv.tool_calls] == [
+        ("final_result", "Final result processed.")
+    ]
+    assert inv.provenance["tool_results"] == "pydantic_ai.all_messages"
+    # Not from an earlier turn that reused the id, nor paired by name.
+    [inv] = history_run([*earlier, *now], call("final_result", {"v": 1}, "c1"))
+    assert inv.tool_calls[0].result is None
+    assert "tool_results" not in inv.provenance
+    [inv] = history_run([*now, tool_result("c7", "other")], call("final_result", {"v": 1}, "c1"))
+    assert inv.tool_calls[0].result is None
+
+
+def test_a_failed_span_without_error_type_or_message_names_its_exception_event() -> None:
+    errors = []
+    exceptions: list[dict[str, Any]] = [
+        {"exception.type": "KeyError", "exception.message": "'city'"},
+        {"exception.type": "KeyError"},
+        {},
+    ]
+    for exception in exceptions:
+        tb = TraceBuilder()
+        root = agent(tb, "a")
+        chat(tb, root, [user("q")], reply(call("t", {})))
+        tb.span(
+            "execute_tool t",
+            root,
+            attrs={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"},
+            events=[("exception", exception)],
+            status=STATUS_ERROR,
+        )
+        chat(tb, root, [user("q")], reply(text("Sorry.")))
+        [inv] = build_invocations(tb.spans)
+        errors.append(inv.tool_calls[0].error)
+    assert errors == ["KeyError: 'city'", "KeyError", "error"]
+
+
 def test_tags_and_incomplete() -> None:
     tb = TraceBuilder()
     root = simple_run(tb)

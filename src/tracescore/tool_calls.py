@@ -68,11 +68,35 @@ UNNAMED_ERROR: Final = "error"
 
 
 def span_error(span: SpanRecord) -> str | None:
-    """The error of a span that ended in error: ``error.type``, else its status message."""
+    """The error of a span that ended in error, None for any other span.
+
+    ``error.type``, else the status message, else the last ``exception`` event's type
+    (and message, if recorded): an instrumentation that keeps content out may leave only
+    that (pydantic-ai with ``include_content=False`` drops the message, not the type).
+    """
     if span.status_code != STATUS_ERROR:
         return None
     etype = span.attributes.get("error.type")
-    return str(etype) if etype else (span.status_message or UNNAMED_ERROR)
+    if etype:
+        return str(etype)
+    return span.status_message or _exception_event(span) or UNNAMED_ERROR
+
+
+def _exception_event(span: SpanRecord) -> str | None:
+    """``type: message`` of the span's last ``exception`` event (OTel's record of a raise)."""
+    for event in reversed(span.events):
+        if event.name == "exception":
+            kind = _text(event.attributes.get("exception.type"))
+            message = _text(event.attributes.get("exception.message"))
+            if kind and message:
+                return f"{kind}: {message}"
+            if kind or message:
+                return kind or message
+    return None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def execution(view: SpanView, agent: str | None) -> Execution:

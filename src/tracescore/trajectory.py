@@ -18,9 +18,10 @@ spans in start order and the invocation says so in its warnings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from tracescore.conventions.base import SpanView
-from tracescore.conventions.messages import Message
+from tracescore.conventions.messages import JsonValue, Message
 from tracescore.conventions.registry import (
     all_found,
     capture_hint,
@@ -28,7 +29,7 @@ from tracescore.conventions.registry import (
     first_found,
     merged_usage,
 )
-from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage
+from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage, ToolCall
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
 from tracescore.tool_calls import (
     UNNAMED_ERROR,
@@ -125,6 +126,9 @@ def _build(
         calls = [call_from_execution(e) for e in execs]
         if execs:
             provenance.setdefault("tool_calls", "tool spans")
+
+    if run.agent_views and any(c.result is None and c.error is None and c.id for c in calls):
+        calls = _results_from_history(run, calls, provenance)
 
     final_idx = _final_index(responses)
     final = responses[final_idx].message.text() if final_idx is not None else None
@@ -302,14 +306,19 @@ def _last_user_text(messages: Iterable[Message]) -> str | None:
     return text
 
 
-def _history_responses(messages: list[Message], agent: str | None, source: str) -> list[ModelReply]:
-    """The model replies of the current run in a history, each with the results after it."""
+def _run_start(messages: list[Message]) -> int:
+    """Where the current run starts in a history: after its last user text."""
     start = 0
     for i, msg in enumerate(messages):
         if msg.is_user and msg.text() is not None:
             start = i + 1
+    return start
+
+
+def _history_responses(messages: list[Message], agent: str | None, source: str) -> list[ModelReply]:
+    """The model replies of the current run in a history, each with the results after it."""
     responses: list[ModelReply] = []
-    for msg in messages[start:]:
+    for msg in messages[_run_start(messages) :]:
         if msg.is_assistant:
             responses.append(ModelReply(agent, msg, source, results=[]))
         elif responses:
@@ -317,6 +326,37 @@ def _history_responses(messages: list[Message], agent: str | None, source: str) 
             if results is not None:
                 results.extend(msg.tool_results())
     return responses
+
+
+def _results_from_history(
+    run: AgentRun, calls: list[ToolCall], provenance: dict[str, str]
+) -> list[ToolCall]:
+    """Fill results no tool span or next request gave from the run's history, by call id.
+
+    A call answered by the framework itself has no tool span, and when it ends the run
+    no later request feeds its result back (pydantic-ai's ``final_result`` output tool:
+    "Final result processed."); the run's history still has it. Only the current run's
+    part of the history counts (earlier turns may reuse ids), and only by id.
+    """
+    history = first_found(run.agent_views, lambda r, v: r.history(v))
+    if history is None:
+        return calls
+    messages = history.value
+    results: dict[str, JsonValue] = {}
+    for msg in messages[_run_start(messages) :]:
+        for part in msg.tool_results():
+            if part.id:
+                results.setdefault(part.id, part.response)
+    filled = list(calls)
+    for i, call in enumerate(calls):
+        if call.result is None and call.error is None and call.id in results:
+            filled[i] = replace(call, result=results[call.id])
+            sources = provenance.get("tool_results")
+            if sources is None:
+                provenance["tool_results"] = history.source
+            elif history.source not in sources.split(", "):
+                provenance["tool_results"] = f"{sources}, {history.source}"
+    return filled
 
 
 def _final_index(responses: list[ModelReply]) -> int | None:
