@@ -1,15 +1,25 @@
-"""Real LangGraph ReAct agents, traced by OpenInference, recorded as OTLP JSON Lines.
+"""Real LangGraph ReAct agents, traced by OpenInference or OpenLLMetry, as OTLP JSON Lines.
 
-``openinference-instrumentation-langchain`` traces LangChain runs: the compiled graph
+Two instrumentations trace LangChain runs: the compiled graph
 (``create_react_agent(name=...)``), its ``agent`` and ``tools`` nodes, the chat model and
-each tool. It writes no agent name and marks any run whose name holds "agent" as AGENT,
-so the graph is named by its span. The chat model is LangChain's own
-``FakeMessagesListChatModel`` (scripted ``AIMessage`` replies, tool calls included).
+each tool.
 
-The instrumentation patches LangChain's callback manager process-wide, so the runs happen
-in a child process: ``python langgraph_harness.py OUT_DIR`` writes one OTLP JSON Lines file
-per scenario and ``expected.json``, each run as LangGraph itself returned it (the new
-messages of its state), which the rebuilt invocations must equal.
+* ``openinference-instrumentation-langchain`` writes no agent name and marks any run
+  whose name holds "agent" as AGENT, so the graph is named by its span; a tool's output
+  is the serialized ``ToolMessage``.
+* OpenLLMetry's ``opentelemetry-instrumentation-langchain`` wraps the graph in an
+  ``invoke_agent`` span, writes ``gen_ai.input|output.messages`` on chat spans, and on
+  tool spans the LangChain callback payloads (``{"input_str", "inputs", "kwargs"…}``,
+  ``{"output": <ToolMessage in LangChain's serialization>, "kwargs"}``) as both
+  ``traceloop.entity.input|output`` and ``gen_ai.tool.call.arguments|result``; content
+  is kept unless ``TRACELOOP_TRACE_CONTENT=false``.
+
+The chat model is LangChain's own ``FakeMessagesListChatModel`` (scripted ``AIMessage``
+replies, tool calls included). Both instrumentations patch LangChain's callback manager
+process-wide, so the runs happen in a child process: ``python langgraph_harness.py
+INSTRUMENTATION OUT_DIR`` writes one OTLP JSON Lines file per scenario and
+``expected.json``, each run as LangGraph itself returned it (the new messages of its
+state), which the rebuilt invocations must equal.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import MemorySaver
 from openinference.instrumentation.langchain import LangChainInstrumentor
+from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
 from recording import Recorder, record_scenarios
 
@@ -183,12 +194,21 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 }
 
 
-def main(out_dir: Path) -> None:
+#: The LangChain instrumentations the harness can trace with.
+INSTRUMENTATIONS = ("openinference", "openllmetry")
+
+
+def main(instrumentation: str, out_dir: Path) -> None:
     """Run every scenario; write ``<scenario>.jsonl`` (OTLP JSON) and ``expected.json``."""
     recorder = Recorder()
-    LangChainInstrumentor().instrument(tracer_provider=recorder.provider)
+    if instrumentation == "openinference":
+        LangChainInstrumentor().instrument(tracer_provider=recorder.provider)
+    elif instrumentation == "openllmetry":
+        LangchainInstrumentor().instrument(tracer_provider=recorder.provider)
+    else:
+        raise SystemExit(f"unknown instrumentation {instrumentation!r}: {INSTRUMENTATIONS}")
     record_scenarios(recorder, SCENARIOS, out_dir)
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(sys.argv[1], Path(sys.argv[2]))

@@ -16,7 +16,7 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -24,9 +24,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 class Recorder:
     """A tracer provider whose spans are kept in memory until :meth:`write` takes them."""
 
-    def __init__(self) -> None:
+    def __init__(self, *processors: SpanProcessor) -> None:
+        """``processors`` run before the exporter's (e.g. one that adds attributes on end)."""
         self.exporter = InMemorySpanExporter()
         self.provider = TracerProvider()
+        for processor in processors:
+            self.provider.add_span_processor(processor)
         self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
 
     def write(self, path: Path) -> None:

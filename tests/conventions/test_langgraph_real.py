@@ -1,11 +1,13 @@
-"""Real LangGraph ReAct agents traced by OpenInference, rebuilt as LangGraph returned them.
+"""Real LangGraph ReAct agents, traced by OpenInference or OpenLLMetry, rebuilt as LangGraph
+returned them.
 
 ``langgraph_harness.py`` runs ``create_react_agent`` graphs (LangChain's scripted fake
-chat model) in a child process under ``openinference-instrumentation-langchain`` and
-writes their spans as OTLP JSON Lines next to the new messages of each run's state. The
-rebuilt invocations must equal those: the graph's name is the agent (the instrumentation
-names none), a tool's result is its ``ToolMessage`` content (not the serialized message),
-an error result is flagged, and the thread id groups the turns of a conversation.
+chat model) in a child process under ``openinference-instrumentation-langchain`` or
+OpenLLMetry's ``opentelemetry-instrumentation-langchain`` and writes their spans as OTLP
+JSON Lines next to the new messages of each run's state. The rebuilt invocations must
+equal those: the graph's name is the agent, a tool's result is its ``ToolMessage``
+content (not the serialized message, nor the callback payload around it), an error
+result is flagged, and the thread id groups the turns of a conversation.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from tracescore.model import group_conversations
 HARNESS = Path(langgraph_harness.__file__)
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", params=langgraph_harness.INSTRUMENTATIONS)
+def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenarios' traces and LangGraph's own record of each run."""
-    return run_harness(HARNESS, tmp_path_factory.mktemp("langgraph"))
+    instrumentation: str = request.param
+    out = tmp_path_factory.mktemp(f"langgraph-{instrumentation}")
+    return run_harness(HARNESS, out, instrumentation)
 
 
 @pytest.mark.parametrize("scenario", list(langgraph_harness.SCENARIOS))
@@ -44,3 +48,24 @@ def test_the_thread_id_groups_the_turns(recorded: Path) -> None:
     [conversation] = group_conversations(imported(recorded / "two_turn_session.jsonl"))
     assert conversation.conversation_id == "thread-1"
     assert [i.user_content for i in conversation.invocations] == ["Weather in Rome?", "Thanks!"]
+
+
+def test_openllmetry_without_content_says_how_to_capture_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    out = run_harness(
+        HARNESS,
+        tmp_path_factory.mktemp("langgraph-openllmetry-no-content"),
+        "openllmetry",
+        env={"TRACELOOP_TRACE_CONTENT": "false"},
+    )
+    for scenario in langgraph_harness.SCENARIOS:
+        expected = json.loads((out / "expected.json").read_text())[scenario]
+        ours = imported(out / f"{scenario}.jsonl")
+        assert len(ours) == len(expected)
+        for inv, run in zip(ours, expected, strict=True):
+            assert (inv.status, inv.reason_code) == ("not_evaluable", "content_not_captured")
+            assert inv.reason is not None and "TRACELOOP_TRACE_CONTENT=true" in inv.reason
+            # Tool spans still name the tools that ran, in order.
+            assert [c.name for c in inv.tool_calls] == [c["name"] for c in run["calls"]]
+            assert all(c.args is None and c.result is None for c in inv.tool_calls)

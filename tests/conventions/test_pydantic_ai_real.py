@@ -2,9 +2,10 @@
 
 Each scenario runs real pydantic-ai agents (a scripted ``FunctionModel``, streamed or
 not) under its own instrumentation, in each instrumentation version it still emits and
-with content capture on or off. The spans go through the real OTLP encoder into a
-Collector-style JSON Lines file, and ``tracescore import`` must give back what
-pydantic-ai kept of each run in its messages (``new_messages()``, or
+with content capture on or off, and once more with OpenInference's span processor for
+pydantic-ai adding its attributes to the same spans. The spans go through the real OTLP
+encoder into a Collector-style JSON Lines file, and ``tracescore import`` must give back
+what pydantic-ai kept of each run in its messages (``new_messages()``, or
 ``capture_run_messages()`` for a run that raised): the user prompt, the tool calls with
 arguments, ids and results (retries and raises flagged), the texts before the answer and
 the answer. The ``test_pydantic_ai`` module covers the attribute-level details of one
@@ -22,6 +23,7 @@ from typing import Any, Literal, cast
 
 import pytest
 from conv_helpers import imported, run_view
+from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
 from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry, RunContext, capture_run_messages
 from pydantic_ai.messages import (
@@ -298,9 +300,16 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 VERSIONS = (2, 3, 5, 6)
 
 
-def recorded_runs(out: Path, version: int, *, include_content: bool) -> dict[str, Any]:
-    """Run every scenario; write ``<scenario>.jsonl`` each; what pydantic-ai recorded."""
-    recorder = Recorder()
+def recorded_runs(
+    out: Path, version: int, *, include_content: bool, openinference: bool = False
+) -> dict[str, Any]:
+    """Run every scenario; write ``<scenario>.jsonl`` each; what pydantic-ai recorded.
+
+    ``openinference`` adds OpenInference's span processor for pydantic-ai (Arize
+    Phoenix's way): it adds ``openinference.span.kind``, ``llm.*``, ``input.value`` … to
+    the same spans before they are exported.
+    """
+    recorder = Recorder(*([OpenInferenceSpanProcessor()] if openinference else []))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # versions 2-4 are deprecated
         settings = InstrumentationSettings(
@@ -317,12 +326,21 @@ def recorded_runs(out: Path, version: int, *, include_content: bool) -> dict[str
     return expected
 
 
-@pytest.fixture(scope="module", params=VERSIONS, ids=[f"v{v}" for v in VERSIONS])
+#: (instrumentation version, OpenInference's processor on top)
+SETUPS = [*((v, False) for v in VERSIONS), (5, True)]
+
+
+@pytest.fixture(
+    scope="module",
+    params=SETUPS,
+    ids=[f"v{v}{'-openinference' if oi else ''}" for v, oi in SETUPS],
+)
 def recorded(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, dict[str, Any]]:
-    out = tmp_path_factory.mktemp(f"pydantic-ai-v{request.param}")
-    return out, recorded_runs(out, request.param, include_content=True)
+    version, openinference = request.param
+    out = tmp_path_factory.mktemp(f"pydantic-ai-v{version}")
+    return out, recorded_runs(out, version, include_content=True, openinference=openinference)
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -336,6 +354,14 @@ def test_rebuilt_invocations_equal_what_pydantic_ai_recorded(
         assert inv.status == "ok", inv.reason
         assert inv.warnings == ()
         assert inv.inference_calls >= 1
+
+
+def test_openinference_attributes_sit_on_the_same_spans(tmp_path: Path) -> None:
+    recorded_runs(tmp_path, 5, include_content=True, openinference=True)
+    text = (tmp_path / "text_and_call.jsonl").read_text()
+    # Both conventions on the spans: what the agreement test above holds is read from them.
+    for key in ("openinference.span.kind", "llm.output_messages", "gen_ai.output.messages"):
+        assert key in text
 
 
 def test_a_conversation_id_groups_the_turns(recorded: tuple[Path, dict[str, Any]]) -> None:

@@ -14,7 +14,8 @@ import pytest
 from conv_helpers import TraceBuilder, summary, to_json
 
 from tracescore.conventions.base import SpanView
-from tracescore.conventions.traceloop import Traceloop, unwrap_entity_input
+from tracescore.conventions.registry import merged_tool_io
+from tracescore.conventions.traceloop import Traceloop, unwrap_entity_input, unwrap_entity_output
 from tracescore.trajectory import build_invocations
 
 USER = "Weather in Paris?"
@@ -232,10 +233,77 @@ def test_step_kinds() -> None:
         ),
         ({"city": "Paris"}, {"city": "Paris"}),
         ("Paris", "Paris"),
+        # LangChain's on_tool_start payload (OpenLLMetry's LangChain instrumentation).
+        (
+            {"input_str": "{'city': 'Paris'}", "inputs": {"city": "Paris"}, "kwargs": {}},
+            {"city": "Paris"},
+        ),
+        ({"input_str": "Paris", "inputs": "Paris"}, {"input_str": "Paris", "inputs": "Paris"}),
     ],
 )
 def test_unwrap_entity_input(value: Any, expected: Any) -> None:
     assert unwrap_entity_input(value) == expected
+
+
+def lc_message(kind: str, content: Any) -> dict[str, Any]:
+    """A message in LangChain's own serialization (``dumpd``)."""
+    return {
+        "lc": 1,
+        "type": "constructor",
+        "id": ["langchain", "schema", "messages", kind],
+        "kwargs": {"content": content, "type": "tool", "tool_call_id": "c1"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"output": lc_message("ToolMessage", "sunny"), "kwargs": {"name": "w"}}, "sunny"),
+        ({"output": lc_message("ToolMessage", '{"temp": 21}')}, {"temp": 21}),
+        ({"output": "plain", "kwargs": {}}, "plain"),
+        ({"output": {"temp": 21}}, {"temp": 21}),
+        # Another serialized object is no tool message: kept whole.
+        ({"output": lc_message("AIMessage", "hi")}, lc_message("AIMessage", "hi")),
+        # Not a callback payload: a tool that returned these keys, or more.
+        ({"output": 1, "status": "ok"}, {"output": 1, "status": "ok"}),
+        ({"kwargs": {}}, {"kwargs": {}}),
+        ("text", "text"),
+    ],
+)
+def test_unwrap_entity_output(value: Any, expected: Any) -> None:
+    assert unwrap_entity_output(value) == expected
+
+
+def test_langchain_callback_payloads_give_args_call_id_and_result() -> None:
+    t = TraceBuilder()
+    start = {
+        "input_str": "{'city': 'Paris'}",
+        "inputs": {"city": "Paris"},
+        "tags": [],
+        "metadata": {"langgraph_node": "tools"},
+        "kwargs": {"color": "green", "name": None, "tool_call_id": "call_7"},
+    }
+    end = {"output": lc_message("ToolMessage", "sunny"), "kwargs": {"name": "get_weather"}}
+    span = t.span(
+        "execute_tool get_weather",
+        decorator(
+            "tool",
+            "get_weather",
+            **{
+                "traceloop.entity.input": start,
+                "traceloop.entity.output": end,
+                # 0.62 repeats both payloads here: the GenAI reader must not win with them.
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.arguments": start,
+                "gen_ai.tool.call.result": end,
+            },
+        ),
+    )
+    io = merged_tool_io(SpanView(span))
+    assert (io.name, io.call_id) == ("get_weather", "call_7")
+    assert io.args is not None and io.args.value == {"city": "Paris"}
+    assert io.result is not None and io.result.value == "sunny"
 
 
 def test_tool_io_decodes_json_strings_and_salvages_truncation() -> None:

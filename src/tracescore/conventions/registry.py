@@ -62,13 +62,15 @@ MODEL_IO_READERS: list[ConventionReader] = [
     _LEGACY_EVENTS,
     _GENERIC,
 ]
-#: Readers asked about tool executions.
+#: Readers asked about tool executions. OpenLLMetry's answers only for its own tool spans
+#: (``traceloop.span.kind``), whose ``gen_ai.tool.call.*`` (LangChain instrumentation
+#: 0.62) repeat its entity input and output, callback envelopes included: it unwraps them.
 TOOL_IO_READERS: list[ConventionReader] = [
+    _TRACELOOP,
     _GENAI,
     _GENAI_EVENTS,
     _ADK,
     _OPENINFERENCE,
-    _TRACELOOP,
     _PYDANTIC_AI,
     _LEGACY_EVENTS,
 ]

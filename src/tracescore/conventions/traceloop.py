@@ -40,10 +40,11 @@ from tracescore.conventions.messages import (
     JsonValue,
     Message,
     message_from_obj,
+    parse_arguments,
 )
 from tracescore.spans import AttrValue, SpanRecord
 
-__all__ = ["CAPTURE_HINT", "Traceloop", "unwrap_entity_input"]
+__all__ = ["CAPTURE_HINT", "Traceloop", "unwrap_entity_input", "unwrap_entity_output"]
 
 SPAN_KIND: Final = "traceloop.span.kind"
 ENTITY_NAME: Final = "traceloop.entity.name"
@@ -89,8 +90,15 @@ def unwrap_entity_input(value: JsonValue) -> JsonValue:
     * one positional dict and no kwargs → that dict (a tool taking one payload object);
     * otherwise the value unchanged: positional arguments cannot be named without the
       function's signature, and inventing names would hide the mismatch from a scorer.
+
+    The LangChain instrumentation writes the tool callback's payload instead
+    (``{"input_str", "inputs", "kwargs", "tags", "metadata"}``): its ``inputs``.
     """
-    if not isinstance(value, dict) or not set(value) <= {"args", "kwargs"}:
+    if not isinstance(value, dict):
+        return value
+    if _is_callback_input(value):
+        return value["inputs"]
+    if not set(value) <= {"args", "kwargs"}:
         return value
     args = value.get("args") or []
     kwargs = value.get("kwargs") or {}
@@ -101,6 +109,50 @@ def unwrap_entity_input(value: JsonValue) -> JsonValue:
     if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
         return args[0]
     return value
+
+
+def _is_callback_input(value: dict[str, JsonValue]) -> bool:
+    """True for a LangChain ``on_tool_start`` payload (OpenLLMetry's LangChain instrumentation).
+
+    In 0.62 ``input_str`` holds the arguments as Python text and ``inputs`` as a dict.
+    """
+    return "input_str" in value and isinstance(value.get("inputs"), dict)
+
+
+def _callback_call_id(value: JsonValue) -> str | None:
+    """The ``tool_call_id`` a LangChain tool callback payload carries, if any."""
+    if isinstance(value, dict) and _is_callback_input(value):
+        kwargs = value.get("kwargs")
+        if isinstance(kwargs, dict):
+            call_id = kwargs.get("tool_call_id")
+            if isinstance(call_id, str) and call_id:
+                return call_id
+    return None
+
+
+def unwrap_entity_output(value: JsonValue) -> JsonValue:
+    """A tool's result out of a LangChain ``on_tool_end`` payload, else ``value``.
+
+    OpenLLMetry's LangChain instrumentation writes ``{"output": …, "kwargs": {…}}``
+    where the output is the ``ToolMessage`` in LangChain's own serialization
+    (``{"lc": 1, "type": "constructor", "id": [… "ToolMessage"], "kwargs": {"content"…}}``):
+    the result is that message's ``content`` (JSON text read as its value, as
+    everywhere).
+    """
+    if not (isinstance(value, dict) and "output" in value and set(value) <= {"output", "kwargs"}):
+        return value
+    output = value["output"]
+    if isinstance(output, dict) and output.get("lc") == 1 and output.get("type") == "constructor":
+        ident = output.get("id")
+        kwargs = output.get("kwargs")
+        if (
+            isinstance(ident, list)
+            and ident[-1:] == ["ToolMessage"]
+            and isinstance(kwargs, dict)
+            and "content" in kwargs
+        ):
+            return parse_arguments(kwargs["content"])
+    return output
 
 
 def _indexed(attrs: dict[str, AttrValue], prefix: str) -> dict[int, dict[str, AttrValue]]:
@@ -208,26 +260,29 @@ class Traceloop(ConventionReader):
         if attrs.get(SPAN_KIND) != "tool":
             return None
         name = attrs.get(ENTITY_NAME)
+        args = self._entity(view, ENTITY_INPUT)
+        result = self._entity(view, ENTITY_OUTPUT)
+        call_id = None
+        if args is not None:
+            call_id = _callback_call_id(args.value)
+            args = Found(unwrap_entity_input(args.value), args.source, args.truncated)
+        if result is not None:
+            result = Found(unwrap_entity_output(result.value), result.source, result.truncated)
         return ToolIO(
             name=name if isinstance(name, str) and name else None,
-            args=self._entity(view, ENTITY_INPUT, unwrap=True),
-            result=self._entity(view, ENTITY_OUTPUT, unwrap=False),
+            call_id=call_id,
+            args=args,
+            result=result,
         )
 
     @staticmethod
-    def _entity(view: SpanView, key: str, *, unwrap: bool) -> Found[JsonValue] | None:
+    def _entity(view: SpanView, key: str) -> Found[JsonValue] | None:
         raw = view.span.attributes.get(key)
         decoded = _decode(raw)
         if decoded is raw:
             # Not valid JSON: maybe truncated; let the lenient parser salvage it.
-            found = parse_content(view, raw, key)
-        else:
-            found = Found(cast(JsonValue, decoded), key)
-        if found is None:
-            return None
-        if unwrap:
-            return Found(unwrap_entity_input(found.value), key, found.truncated)
-        return found
+            return parse_content(view, raw, key)
+        return Found(cast(JsonValue, decoded), key)
 
     def capture_hint(self, span: SpanRecord) -> str | None:
         """``TRACELOOP_TRACE_CONTENT``, for spans OpenLLMetry emitted."""
