@@ -14,6 +14,11 @@ Strands (``strands-agents``) traces with its own tracer: ``invoke_agent``,
 * ``gen_ai_latest_experimental,gen_ai_span_attributes_only``: the same lists as span
   attributes (what Strands does for Langfuse).
 
+With ``openinference-instrumentation-strands-agents``' span processor (Arize Phoenix's
+way), the legacy and latest spans are rewritten before export: OpenInference kinds and
+``llm.*`` / ``input.value`` / ``output.value`` attributes, the content events dropped,
+``graph.node.id`` "strands_agent" on every agent span, and CHAIN for a swarm or graph.
+
 Strands also instruments ``threading`` process-wide, so the runs happen in a child
 process: ``python strands_harness.py OUT_DIR`` with the mode in the environment writes one
 OTLP JSON Lines file per scenario (the real SDK's spans through the real OTLP encoder)
@@ -25,12 +30,14 @@ answer), which is what the rebuilt invocations must equal.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from openinference.instrumentation.strands_agents import StrandsAgentsToOpenInferenceProcessor
 from opentelemetry import trace
 from pydantic import BaseModel
 from strands import Agent, ModelRetryStrategy, tool
@@ -43,10 +50,22 @@ from strands.types.tools import ToolSpec
 
 from recording import Recorder, record_scenarios
 
-MODES: dict[str, str] = {
-    "legacy": "",
-    "latest": "gen_ai_latest_experimental",
-    "latest_attributes": "gen_ai_latest_experimental,gen_ai_span_attributes_only",
+#: Content modes: the environment of each run (``TRACESCORE_HARNESS_OPENINFERENCE`` adds
+#: OpenInference's span processor for Strands, which rewrites the same spans).
+MODES: dict[str, dict[str, str]] = {
+    "legacy": {"OTEL_SEMCONV_STABILITY_OPT_IN": ""},
+    "latest": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
+    "latest_attributes": {
+        "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental,gen_ai_span_attributes_only"
+    },
+    "openinference_legacy": {
+        "OTEL_SEMCONV_STABILITY_OPT_IN": "",
+        "TRACESCORE_HARNESS_OPENINFERENCE": "1",
+    },
+    "openinference_latest": {
+        "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+        "TRACESCORE_HARNESS_OPENINFERENCE": "1",
+    },
 }
 
 T = TypeVar("T", bound=BaseModel)
@@ -401,7 +420,10 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 
 def main(out_dir: Path) -> None:
     """Run every scenario; write ``<scenario>.jsonl`` (OTLP JSON) and ``expected.json``."""
-    recorder = Recorder()
+    processors = []
+    if os.environ.get("TRACESCORE_HARNESS_OPENINFERENCE"):
+        processors.append(StrandsAgentsToOpenInferenceProcessor())
+    recorder = Recorder(*processors)
     trace.set_tracer_provider(recorder.provider)  # Strands' tracer uses the global one
     record_scenarios(recorder, SCENARIOS, out_dir)
 

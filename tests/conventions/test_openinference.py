@@ -15,7 +15,7 @@ from conv_helpers import FIXTURES, TraceBuilder, by_trace, load_sample, summary,
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.messages import TextPart, ToolCallPart, ToolResultPart
 from tracescore.conventions.openinference import GenericIO, OpenInference
-from tracescore.conventions.registry import classify
+from tracescore.conventions.registry import agent_name, classify
 from tracescore.spans import AttrValue
 from tracescore.trajectory import build_invocations
 
@@ -292,6 +292,54 @@ def test_kinds_and_agent_names() -> None:
     assert reader.agent_name(agent) == "planner"
     assert reader.agent_name(chain) is None
     assert reader.agent_name(named) == "writer"
+
+
+def test_genai_operation_and_agent_name_beside_openinference_ones() -> None:
+    """What OpenInference's span processor for Strands leaves on Strands' own spans."""
+    t = TraceBuilder()
+    reader = OpenInference()
+
+    def chain(operation: str) -> Any:
+        return t.span(
+            operation, {"openinference.span.kind": "CHAIN", "gen_ai.operation.name": operation}
+        )
+
+    # CHAIN is the catch-all: a GenAI operation that runs agents says more.
+    assert [classify(chain(op)) for op in ("invoke_swarm", "invoke_graph", "invoke_agent")] == [
+        "workflow",
+        "workflow",
+        "agent",
+    ]
+    assert classify(chain("execute_event_loop_cycle")) == "chain"
+    assert classify(chain("chat")) == "chain"  # only agent-ish kinds are taken over
+    strands = {"openinference.span.kind": "AGENT", "graph.node.id": "strands_agent"}
+    assert reader.agent_name(t.span("invoke_agent triage", strands)) == "strands_agent"
+    both = t.span("invoke_agent triage", {**strands, "gen_ai.agent.name": "triage"})
+    assert reader.agent_name(both) is None  # the GenAI reader names it
+    assert agent_name(both) == "triage"
+
+
+@pytest.mark.parametrize(
+    ("mime", "expected"),
+    [
+        ("text/plain", '{"order_id": 7}'),  # text as the tool returned it
+        ("application/json", {"order_id": 7}),
+        (None, {"order_id": 7}),
+    ],
+)
+def test_tool_output_is_read_as_its_mime_type_says(mime: str | None, expected: Any) -> None:
+    attrs: dict[str, Any] = {
+        "openinference.span.kind": "TOOL",
+        "tool.name": "lookup_order",
+        "tool.call_id": "c2",
+        "output.value": '{"order_id": 7}',
+    }
+    if mime is not None:
+        attrs["output.mime_type"] = mime
+    io = OpenInference().tool_io(SpanView(TraceBuilder().span("execute_tool", attrs)))
+    assert io is not None and io.result is not None
+    assert io.result.value == expected
+    assert io.call_id == "c2"
 
 
 def test_tool_parameters_as_arguments_only_when_not_a_schema() -> None:

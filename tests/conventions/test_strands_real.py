@@ -30,8 +30,9 @@ MODES = list(strands_harness.MODES)
 def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenarios' traces and expected invocations for one content mode."""
     mode: str = request.param
-    env = {"OTEL_SEMCONV_STABILITY_OPT_IN": strands_harness.MODES[mode]}
-    return run_harness(HARNESS, tmp_path_factory.mktemp(f"strands-{mode}"), env=env)
+    return run_harness(
+        HARNESS, tmp_path_factory.mktemp(f"strands-{mode}"), env=strands_harness.MODES[mode]
+    )
 
 
 @pytest.mark.parametrize("scenario", list(strands_harness.SCENARIOS))

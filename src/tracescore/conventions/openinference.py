@@ -31,7 +31,7 @@ from tracescore.conventions.base import (
     digits,
     parse_content,
 )
-from tracescore.conventions.genai import int_attr
+from tracescore.conventions.genai import OPERATION_KINDS, int_attr
 from tracescore.conventions.messages import (
     JsonValue,
     Message,
@@ -53,6 +53,7 @@ __all__ = ["CAPTURE_HINT", "GenericIO", "OpenInference"]
 SPAN_KIND: Final = "openinference.span.kind"
 INPUT_VALUE: Final = "input.value"
 OUTPUT_VALUE: Final = "output.value"
+OUTPUT_MIME_TYPE: Final = "output.mime_type"
 METADATA: Final = "metadata"
 _IN: Final = "llm.input_messages."
 _OUT: Final = "llm.output_messages."
@@ -272,16 +273,23 @@ class OpenInference(ConventionReader):
         ``handoff to <agent>`` with no ``tool.name`` (from and to agent as its input and
         output): a record of the switch, ``other`` here. The tool call the model made
         (``transfer_to_<agent>``) is in its output, its result in the next request.
+
+        CHAIN is OpenInference's catch-all: on a span whose GenAI operation name says it
+        runs agents (Strands' ``invoke_swarm`` / ``invoke_graph`` under OpenInference's
+        span processor for Strands), that more specific kind wins, so the run is cut
+        where it is without the processor.
         """
-        kind = span.attributes.get(SPAN_KIND)
+        attrs = span.attributes
+        kind = attrs.get(SPAN_KIND)
         if isinstance(kind, str):
             step = KINDS.get(kind.upper(), "other")
-            if (
-                step == "tool"
-                and span.name.startswith(_HANDOFF)
-                and "tool.name" not in span.attributes
-            ):
+            if step == "tool" and span.name.startswith(_HANDOFF) and "tool.name" not in attrs:
                 return "other"
+            if step == "chain":
+                operation = attrs.get("gen_ai.operation.name")
+                stated = OPERATION_KINDS.get(operation) if isinstance(operation, str) else None
+                if stated in ("workflow", "agent"):
+                    return stated
             return step
         return None
 
@@ -295,6 +303,11 @@ class OpenInference(ConventionReader):
         name = attrs.get("agent.name")
         if isinstance(name, str) and name:
             return name
+        if attrs.get("gen_ai.agent.name"):
+            # The GenAI name on the same span is explicit; OpenInference's span processor
+            # for Strands writes the same ``graph.node.id`` ("strands_agent") for every
+            # agent beside it.
+            return None
         if attrs.get(SPAN_KIND) == "AGENT":
             node = attrs.get("graph.node.id")
             if isinstance(node, str) and node:
@@ -370,13 +383,15 @@ class OpenInference(ConventionReader):
         if attrs.get(SPAN_KIND) != "TOOL" and not isinstance(name, str):
             return None
         tool = name if isinstance(name, str) and name else None
-        call_id = _opt_str(attrs.get("tool.id") or attrs.get("tool_call.id"))
+        call_id = _opt_str(
+            attrs.get("tool.id") or attrs.get("tool_call.id") or attrs.get("tool.call_id")
+        )
         args = parse_content(view, attrs.get(INPUT_VALUE), INPUT_VALUE)
         if args is None:
             params = parse_content(view, attrs.get("tool.parameters"), "tool.parameters")
             if params is not None and not _looks_like_schema(params.value):
                 args = params
-        result = parse_content(view, attrs.get(OUTPUT_VALUE), OUTPUT_VALUE)
+        result = _output_value(view)
         if result is not None:
             result = Found(_unwrap_response(result.value, tool), result.source, result.truncated)
         return ToolIO(name=tool, call_id=call_id, args=args, result=result)
@@ -384,6 +399,20 @@ class OpenInference(ConventionReader):
     def capture_hint(self, span: SpanRecord) -> str | None:
         """The ``OPENINFERENCE_HIDE_*`` switches, for OpenInference spans."""
         return CAPTURE_HINT if SPAN_KIND in span.attributes else None
+
+
+def _output_value(view: SpanView) -> Found[JsonValue] | None:
+    """``output.value`` as its ``output.mime_type`` says: ``text/plain`` is text as written.
+
+    A tool that returned JSON-looking text (Strands' content block under OpenInference's
+    span processor for Strands) keeps it as text, as the framework recorded it; any other
+    or no mime type reads JSON text as its value.
+    """
+    attrs = view.span.attributes
+    raw = attrs.get(OUTPUT_VALUE)
+    if isinstance(raw, str) and attrs.get(OUTPUT_MIME_TYPE) == "text/plain" and raw:
+        return Found(raw, OUTPUT_VALUE)
+    return parse_content(view, raw, OUTPUT_VALUE)
 
 
 def _input_messages(data: JsonValue) -> list[Message]:
