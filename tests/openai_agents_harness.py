@@ -7,7 +7,12 @@ model is the real ``openai`` client against :class:`fake_openai.FakeOpenAI`, thr
 either model class: ``OpenAIResponsesModel`` (the SDK's default, Responses API) or
 ``OpenAIChatCompletionsModel``; OpenInference writes each differently.
 
-The instrumentation replaces the SDK's trace processors, so nothing is sent to OpenAI;
+With ``TRACESCORE_HARNESS_INSTRUMENTATION=openllmetry`` OpenLLMetry's
+``opentelemetry-instrumentation-openai-agents`` traces instead (``Agent Workflow`` ›
+``<agent>.agent`` › ``openai.response`` + ``<tool>.tool`` spans, GenAI attributes).
+
+OpenInference's instrumentation replaces the SDK's trace processors, so nothing is sent
+to OpenAI (OpenLLMetry's adds one; the SDK's own exporter has no key and sends nothing);
 the runs still happen in a child process, which keeps that process-wide state out of the
 test process: ``python openai_agents_harness.py API OUT_DIR`` (API ``responses`` or
 ``chat``; ``OPENINFERENCE_HIDE_*`` from the environment) writes one OTLP JSON Lines file
@@ -20,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -44,6 +50,9 @@ from agents import (
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage
 from openinference.instrumentation import using_session
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+from opentelemetry.instrumentation.openai_agents import (
+    OpenAIAgentsInstrumentor as OpenLLMetryAgentsInstrumentor,
+)
 
 from fake_openai import MODEL, FakeOpenAI, completion
 from recording import Recorder
@@ -338,9 +347,12 @@ SCENARIOS: dict[str, Scenario] = {
 async def main(api: str, out_dir: Path) -> None:
     """Run every scenario with ``api``; write ``<scenario>.jsonl`` and ``expected.json``."""
     recorder = Recorder()
-    OpenAIAgentsInstrumentor().instrument(
-        tracer_provider=recorder.provider, exclusive_processor=True
-    )
+    if os.environ.get("TRACESCORE_HARNESS_INSTRUMENTATION") == "openllmetry":
+        OpenLLMetryAgentsInstrumentor().instrument(tracer_provider=recorder.provider)
+    else:
+        OpenAIAgentsInstrumentor().instrument(
+            tracer_provider=recorder.provider, exclusive_processor=True
+        )
     render = _responses_body if api == "responses" else _chat_body
     expected = {}
     for name, scenario in SCENARIOS.items():

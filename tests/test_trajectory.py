@@ -385,6 +385,29 @@ def test_a_failed_span_without_error_type_or_message_names_its_exception_event()
     assert errors == ["KeyError: 'city'", "KeyError", "error"]
 
 
+def test_responses_api_output_items_are_one_reply_and_choices_are_not() -> None:
+    items = [
+        {"role": "assistant", "parts": [text("Let me check.")], "finish_reason": "stop"},
+        {"role": "assistant", "parts": [call("t", {"x": 1}, "c1")], "finish_reason": "tool_call"},
+    ]
+    runs = {}
+    for response_id in ("resp_0a1b", "chatcmpl-9"):
+        tb = TraceBuilder()
+        root = agent(tb, "a")
+        chat(tb, root, [user("q")], items, **{"gen_ai.response.id": response_id})
+        tool(tb, root, "t", {"x": 1}, "ok", "c1")
+        chat(tb, root, [user("q")], reply(text("done")))
+        [runs[response_id]] = build_invocations(tb.spans)
+    merged = runs["resp_0a1b"]
+    assert [(c.name, c.id, c.result) for c in merged.tool_calls] == [("t", "c1", "ok")]
+    assert [r.text for r in merged.intermediate_responses] == ["Let me check."]
+    assert merged.warnings == ()
+    # Chat Completions choices: choice 0 is the reply; the call is known from its span.
+    choice = runs["chatcmpl-9"]
+    assert [r.text for r in choice.intermediate_responses] == ["Let me check."]
+    assert any("matches no model output" in w for w in choice.warnings)
+
+
 def test_tags_and_incomplete() -> None:
     tb = TraceBuilder()
     root = simple_run(tb)

@@ -458,7 +458,9 @@ def _evaluability(
         # Every call without output failed: scored as a run with no answer, as ADK does.
         return None, None
     if user is None or not responses:
-        what = "user message" if user is None else "model output"
+        # With the input there, capture may well be on: some instrumentations record no
+        # model output for some APIs (OpenLLMetry's OpenAI Agents one, Chat Completions).
+        what = "user message missing" if user is None else "model output missing, input captured"
         hint = capture_hint(run.spans) or "turn on message content capture in the agent"
-        return "content_not_captured", f"content not captured ({what} missing): {hint}"
+        return "content_not_captured", f"content not captured ({what}): {hint}"
     return None, None

@@ -27,6 +27,7 @@ from tracescore.conventions.messages import (
     Message,
     is_not_captured,
     messages_from_value,
+    one_reply,
     simplify_blocks,
 )
 from tracescore.spans import AttrValue, SpanRecord
@@ -54,6 +55,12 @@ CAPTURE_HINT: Final = (
     "(with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental use span_only, "
     "event_only or span_and_event instead of true)"
 )
+
+
+def _responses_api(span: SpanRecord) -> bool:
+    """True for a call answered by OpenAI's Responses API (its response ids: ``resp_…``)."""
+    response_id = span.attributes.get("gen_ai.response.id")
+    return isinstance(response_id, str) and response_id.startswith("resp_")
 
 
 def int_attr(span: SpanRecord, *keys: str) -> int | None:
@@ -135,10 +142,18 @@ class GenAIAttributes(ConventionReader):
         return messages_attr(view, view.span.attributes.get(key), key)
 
     def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
-        """``gen_ai.output.messages``."""
+        """``gen_ai.output.messages``: each message a choice, but for the Responses API.
+
+        A call whose ``gen_ai.response.id`` is a Responses API id (``resp_…``) has no
+        choices: its several messages are its output items (OpenLLMetry's OpenAI Agents
+        instrumentation), merged into one reply.
+        """
         key = "gen_ai.output.messages"
         value = view.span.attributes.get(key)
-        return messages_attr(view, value, key, default_role="assistant")
+        found = messages_attr(view, value, key, default_role="assistant")
+        if found is not None and len(found.value) > 1 and _responses_api(view.span):
+            return Found(one_reply(found.value), found.source, found.truncated)
+        return found
 
     def system_instructions(self, view: SpanView) -> Found[str] | None:
         """``gen_ai.system_instructions`` (a parts list, or plain text)."""

@@ -42,6 +42,7 @@ __all__ = [
     "load_json",
     "message_from_obj",
     "messages_from_value",
+    "one_reply",
     "openai_tool_calls",
     "parse_arguments",
     "simplify_blocks",
@@ -361,3 +362,14 @@ def messages_from_value(value: object, *, default_role: str = "user") -> list[Me
         if msg is not None:
             out.append(msg)
     return out
+
+
+def one_reply(messages: list[Message]) -> list[Message]:
+    """The assistant messages of one OpenAI Responses API call merged into one reply.
+
+    Instrumentations write each Responses *output item* (a text message, each function
+    call...) as an output message of its own, where output messages are otherwise
+    choices. The Responses API has no choices: together they are the reply, in order.
+    """
+    parts = tuple(p for m in messages if m.is_assistant for p in m.parts)
+    return [Message(role="assistant", parts=parts)]

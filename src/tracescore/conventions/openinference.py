@@ -44,6 +44,7 @@ from tracescore.conventions.messages import (
     is_not_captured,
     message_from_obj,
     messages_from_value,
+    one_reply,
     parse_arguments,
 )
 from tracescore.spans import AttrValue, SpanRecord
@@ -338,8 +339,7 @@ class OpenInference(ConventionReader):
             return None
         msgs = _messages(_parse_flat(view)[1], "assistant")
         if len(msgs) > 1 and _responses_api(view.span):
-            merged = [p for m in msgs if m.is_assistant for p in m.parts]
-            msgs = [Message(role="assistant", parts=tuple(merged))]
+            msgs = one_reply(msgs)
         return Found(msgs, "llm.output_messages") if msgs else None
 
     def system_instructions(self, view: SpanView) -> Found[str] | None:

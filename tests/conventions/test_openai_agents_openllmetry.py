@@ -1,0 +1,78 @@
+"""Real OpenAI Agents SDK runs traced by OpenLLMetry, rebuilt as the SDK recorded them.
+
+The same scenarios as ``test_openai_agents_real`` (``openai_agents_harness.py``), traced
+by OpenLLMetry's ``opentelemetry-instrumentation-openai-agents``, which writes GenAI
+attributes (``gen_ai.input|output.messages``, ``gen_ai.tool.call.*``). Through the
+Responses API (the SDK's default) each *output item* is written as an output message of
+its own; they are one reply, merged by the ``resp_`` response id. What the
+instrumentation itself does not record is held here as it is, so that a change shows:
+an agent used as a tool is written beside its caller, not under the tool span, so it
+reads as one run of both agents; Chat Completions calls get no output at all.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conv_helpers import imported, run_harness, run_view
+
+import openai_agents_harness
+from tracescore.conventions.traceloop import CAPTURE_HINT
+
+HARNESS = Path(openai_agents_harness.__file__)
+OPENLLMETRY = {"TRACESCORE_HARNESS_INSTRUMENTATION": "openllmetry"}
+#: Scenarios whose shape the instrumentation keeps (see the module docstring).
+KEPT = [s for s in openai_agents_harness.SCENARIOS if s != "agent_as_tool"]
+
+
+@pytest.fixture(scope="module")
+def responses(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("agents-openllmetry-responses")
+    return run_harness(HARNESS, out, "responses", env=OPENLLMETRY)
+
+
+@pytest.mark.parametrize("scenario", KEPT)
+def test_rebuilt_invocations_equal_what_the_sdk_recorded(responses: Path, scenario: str) -> None:
+    expected = json.loads((responses / "expected.json").read_text())[scenario]
+    ours = imported(responses / f"{scenario}.jsonl")
+    assert [run_view(i, authors=True, failed=False) for i in ours] == expected
+    for inv in ours:
+        assert inv.status == "ok", inv.reason
+        assert inv.warnings == ()
+        assert inv.usage.input_tokens == 13 * inv.inference_calls
+        assert inv.provenance["responses"] == "gen_ai.output.messages"
+
+
+def test_a_tool_that_raised_is_flagged(responses: Path) -> None:
+    [inv] = imported(responses / "tool_raises.jsonl")
+    [call] = inv.tool_calls
+    assert call.error is not None and "Error running tool" in call.error
+
+
+def test_an_agent_used_as_a_tool_is_written_beside_its_caller(responses: Path) -> None:
+    expected = json.loads((responses / "expected.json").read_text())["agent_as_tool"]
+    boss, weather = expected
+    [inv] = imported(responses / "agent_as_tool.jsonl")
+    view = run_view(inv, authors=True, failed=False)
+    # One run of both agents: the nested run's calls and answer follow the boss's call.
+    assert view["agents"] == ["boss", "weather"]
+    assert view["calls"] == boss["calls"] + weather["calls"]
+    assert view["intermediate"] == [["weather", weather["final"]]]
+    assert view["final"] == boss["final"]
+
+
+def test_chat_completions_calls_have_no_output_and_say_the_input_was_there(
+    tmp_path: Path,
+) -> None:
+    out = run_harness(HARNESS, tmp_path, "chat", env=OPENLLMETRY)
+    expected = json.loads((out / "expected.json").read_text())
+    for scenario in KEPT:
+        ours = imported(out / f"{scenario}.jsonl")
+        assert [i.user_content for i in ours] == [run["user"] for run in expected[scenario]]
+        for inv in ours:
+            assert (inv.status, inv.reason_code) == ("not_evaluable", "content_not_captured")
+            assert inv.reason == (
+                f"content not captured (model output missing, input captured): {CAPTURE_HINT}"
+            )
