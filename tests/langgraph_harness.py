@@ -35,6 +35,7 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
 from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
@@ -118,12 +119,14 @@ def view(messages: Sequence[BaseMessage], agent: str) -> dict[str, Any]:
     }
 
 
-def _agent(replies: Sequence[AIMessage], **kwargs: Any) -> Any:
+def _agent(replies: Sequence[AIMessage], name: str | None = "weather_agent", **kwargs: Any) -> Any:
     model = ScriptedChatModel(responses=list(replies))
     # handle_tool_errors: an exception becomes an error ToolMessage the model sees (since
     # LangGraph 1.0 the default handles only bad arguments and re-raises the rest).
     tools = ToolNode([get_weather, lookup_order], handle_tool_errors=True)
-    return create_react_agent(model, tools, name="weather_agent", **kwargs)
+    if name is None:  # LangGraph's default name, "LangGraph"
+        return create_react_agent(model, tools, **kwargs)
+    return create_react_agent(model, tools, name=name, **kwargs)
 
 
 def _one(replies: Sequence[AIMessage], prompt: str) -> list[dict[str, Any]]:
@@ -181,6 +184,32 @@ def two_turn_session() -> list[dict[str, Any]]:
     return out
 
 
+def unnamed_agent() -> list[dict[str, Any]]:
+    # No "agent" in the graph's name: OpenInference marks it CHAIN, its agent node AGENT.
+    replies = [ai("", ("get_weather", {"city": "Porto"}, "u1")), ai("Porto: sunny.")]
+    graph = _agent(replies, name=None)
+    state = graph.invoke({"messages": [{"role": "user", "content": "Porto?"}]})
+    return [view(state["messages"], "LangGraph")]
+
+
+def pipeline() -> list[dict[str, Any]]:
+    """Two ReAct agents as the nodes of a graph, one after the other: one run."""
+    researcher = _agent(
+        [ai("", ("get_weather", {"city": "Nice"}, "r1")), ai("Nice is sunny.")], name="researcher"
+    )
+    writer = _agent([ai("Report: Nice is sunny.")], name="writer")
+    builder = StateGraph(MessagesState)
+    builder.add_node("researcher", researcher)
+    builder.add_node("writer", writer)
+    builder.add_edge(START, "researcher")
+    builder.add_edge("researcher", "writer")
+    builder.add_edge("writer", END)
+    graph = builder.compile(name="pipeline")
+    prompt: Any = {"messages": [HumanMessage("Weather report for Nice?")]}
+    state = graph.invoke(prompt)
+    return [{**view(state["messages"], "pipeline"), "agents": ["pipeline", "researcher", "writer"]}]
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     f.__name__: f
     for f in (
@@ -190,6 +219,8 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         tool_raises,
         no_tools,
         two_turn_session,
+        unnamed_agent,
+        pipeline,
     )
 }
 

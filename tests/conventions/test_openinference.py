@@ -249,6 +249,15 @@ def test_langgraph_graph_is_named_by_its_span_and_its_nodes_are_not_agents() -> 
     assert reader.agent_name(t.span("agent", {**agent, "metadata": node_meta})) is None
     assert reader.agent_name(t.span("AgentExecutor", agent)) is None  # no LangGraph: no guess
     assert reader.agent_name(t.span("x", {**agent, "metadata": "{not json"})) is None
+    # Whatever their names, the graph is the agent run and a node a step of it.
+    chain = {"openinference.span.kind": "CHAIN"}
+    graph = t.span("LangGraph", {**chain, "metadata": graph_meta})
+    node = t.span("agent", {**agent, "metadata": node_meta})
+    assert (reader.step_kind(graph), reader.agent_name(graph)) == ("agent", "LangGraph")
+    assert (reader.step_kind(node), reader.agent_name(node)) == ("chain", None)
+    other = t.span("RunnableSequence", {**chain, "metadata": node_meta})
+    assert reader.step_kind(other) == "chain"
+    assert reader.step_kind(t.span("AgentExecutor", agent)) == "agent"  # not LangGraph
 
 
 def test_langchain_tool_message_result_is_its_content() -> None:

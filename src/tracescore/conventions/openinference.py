@@ -19,7 +19,7 @@ system instructions are the text of the system-role input messages.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, cast
+from typing import Final, Literal, cast
 
 from tracescore.conventions.base import (
     ConventionReader,
@@ -120,22 +120,21 @@ def _parse_flat(view: SpanView) -> _Parsed:
     return parsed
 
 
-def _langgraph_graph(metadata: AttrValue | None) -> bool:
-    """True for the ``metadata`` of a LangGraph graph run at top level (not a node).
+def _langgraph_role(metadata: AttrValue | None) -> Literal["graph", "node"] | None:
+    """What a span with this ``metadata`` is in a LangGraph run: the graph, a node, neither.
 
-    OpenInference's LangChain instrumentation names no agent: it marks any run whose name
-    holds "agent" as AGENT, a compiled graph (``create_react_agent(name=...)``) and its
-    ``agent`` node alike. The graph's span is its name; a node's metadata says which
-    node it is (``langgraph_node``) and the node is no agent of its own.
+    OpenInference's LangChain instrumentation names no agent and marks any run whose name
+    holds "agent" as AGENT, else CHAIN: a compiled graph named "pipeline" (or LangGraph's
+    default "LangGraph") is a CHAIN, while each run of its ``agent`` node is an AGENT.
+    LangGraph's own metadata tells them apart: the graph run at top level has none of
+    ``langgraph_node``, which names the node every run inside it belongs to.
     """
     if not isinstance(metadata, str) or '"langgraph"' not in metadata:
-        return False
+        return None
     data = decoded_json(metadata)
-    return (
-        isinstance(data, dict)
-        and data.get("ls_integration") == "langgraph"
-        and "langgraph_node" not in data
-    )
+    if not isinstance(data, dict) or data.get("ls_integration") != "langgraph":
+        return None
+    return "node" if "langgraph_node" in data else "graph"
 
 
 def _responses_api(span: SpanRecord) -> bool:
@@ -291,6 +290,14 @@ class OpenInference(ConventionReader):
                 stated = OPERATION_KINDS.get(operation) if isinstance(operation, str) else None
                 if stated in ("workflow", "agent"):
                     return stated
+            if step in ("agent", "chain") and METADATA in attrs:
+                # A LangGraph graph is the agent run, whatever its name; a node is a step
+                # of it, even one named "agent" (see _langgraph_role).
+                role = _langgraph_role(attrs[METADATA])
+                if role == "graph":
+                    return "agent"
+                if role == "node" and step == "agent":
+                    return "chain"
             return step
         return None
 
@@ -298,7 +305,8 @@ class OpenInference(ConventionReader):
         """``agent.name``; on an AGENT span without it, ``graph.node.id`` (a weaker hint).
 
         ``graph.node.id`` names a node of an agent graph; only on an AGENT span is that
-        node the agent itself, so it is not used on other spans.
+        node the agent itself, so it is not used on other spans. A LangGraph graph run at
+        top level is named by its span (:func:`_langgraph_role`).
         """
         attrs = span.attributes
         name = attrs.get("agent.name")
@@ -309,12 +317,13 @@ class OpenInference(ConventionReader):
             # for Strands writes the same ``graph.node.id`` ("strands_agent") for every
             # agent beside it.
             return None
-        if attrs.get(SPAN_KIND) == "AGENT":
+        kind = attrs.get(SPAN_KIND)
+        if kind == "AGENT":
             node = attrs.get("graph.node.id")
             if isinstance(node, str) and node:
                 return node
-            if _langgraph_graph(attrs.get(METADATA)):
-                return span.name or None
+        if kind in ("AGENT", "CHAIN") and _langgraph_role(attrs.get(METADATA)) == "graph":
+            return span.name or None
         return None
 
     @staticmethod
