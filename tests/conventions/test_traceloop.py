@@ -304,6 +304,21 @@ def test_langchain_callback_payloads_give_args_call_id_and_result() -> None:
     assert (io.name, io.call_id) == ("get_weather", "call_7")
     assert io.args is not None and io.args.value == {"city": "Paris"}
     assert io.result is not None and io.result.value == "sunny"
+    # A decorated tool (no callback payload) that returns such a dict keeps it whole.
+    decorated = t.span(
+        "lookup.tool",
+        decorator(
+            "tool",
+            "lookup",
+            **{
+                "traceloop.entity.input": {"args": [], "kwargs": {"q": "x"}},
+                "traceloop.entity.output": {"output": "y", "kwargs": {}},
+            },
+        ),
+    )
+    io = merged_tool_io(SpanView(decorated))
+    assert io.call_id is None
+    assert io.result is not None and io.result.value == {"output": "y", "kwargs": {}}
 
 
 def test_tool_io_decodes_json_strings_and_salvages_truncation() -> None:

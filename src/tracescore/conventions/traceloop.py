@@ -263,10 +263,13 @@ class Traceloop(ConventionReader):
         args = self._entity(view, ENTITY_INPUT)
         result = self._entity(view, ENTITY_OUTPUT)
         call_id = None
+        callback = False  # a LangChain tool callback's payloads, not a decorator's
         if args is not None:
             call_id = _callback_call_id(args.value)
+            callback = isinstance(args.value, dict) and _is_callback_input(args.value)
             args = Found(unwrap_entity_input(args.value), args.source, args.truncated)
-        if result is not None:
+        if result is not None and callback:
+            # Only beside a callback input: a decorated tool may return {"output": …}.
             result = Found(unwrap_entity_output(result.value), result.source, result.truncated)
         return ToolIO(
             name=name if isinstance(name, str) and name else None,
