@@ -264,10 +264,16 @@ def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, st
     inputs and other sources are tried only when the first answer holds no user text
     (e.g. a request truncated by the backend before its ``contents``).
 
-    A multi-agent run whose root span records the task it was given (Strands' swarm and
-    graph) takes it from there: its first agent may see it rewritten (Strands' swarm
-    wraps it in a "Context:" block).
+    A run whose agent span states the task it was given (smolagents: the model sees it
+    after "New task:") takes it from there, and so does a multi-agent run whose root
+    span records it (Strands' swarm and graph): its first agent may see it rewritten
+    (Strands' swarm wraps it in a "Context:" block).
     """
+    if run.agent_views:
+        stated = first_found(run.agent_views[:1], lambda r, v: r.task(v))
+        if stated is not None:
+            provenance["user_content"] = stated.source
+            return stated.value
     if run.agent_views and classify(run.root) == "workflow":
         for found in all_found(run.agent_views[:1], lambda r, v: r.llm_input(v)):
             text = _last_user_text(found.value)

@@ -351,6 +351,31 @@ def test_tool_output_is_read_as_its_mime_type_says(mime: str | None, expected: A
     assert io.call_id == "c2"
 
 
+def test_smolagents_run_span_names_the_agent_and_states_task_and_answer() -> None:
+    reader = OpenInference()
+    smol = TraceBuilder(scope="openinference.instrumentation.smolagents")
+    attrs = {
+        "openinference.span.kind": "AGENT",
+        "input.value": to_json({"task": "Weather in Paris?", "stream": False}),
+        "output.value": "Paris is sunny.",
+    }
+    run = SpanView(smol.span("weather_agent.run", attrs))
+    assert reader.agent_name(run.span) == "weather_agent"
+    task, answer = reader.task(run), reader.final_output(run)
+    assert task is not None and (task.value, task.source) == ("Weather in Paris?", "input.value")
+    assert answer is not None and answer.value == "Paris is sunny."
+    # Another instrumentation's AGENT span: no name from the span name, no task.
+    other = SpanView(TraceBuilder().span("weather_agent.run", attrs))
+    assert reader.agent_name(other.span) is None
+    assert reader.task(other) is None
+    # A framework's state is no answer; nor is anything on a span that is no AGENT.
+    state = {**attrs, "output.value": to_json({"messages": [{"content": "hi"}]})}
+    assert reader.final_output(SpanView(smol.span("graph", state))) is None
+    chain = {**attrs, "openinference.span.kind": "CHAIN"}
+    assert reader.final_output(SpanView(smol.span("Step 1", chain))) is None
+    assert reader.task(SpanView(smol.span("Step 1", chain))) is None
+
+
 def test_tool_parameters_as_arguments_only_when_not_a_schema() -> None:
     t = TraceBuilder()
     reader = OpenInference()

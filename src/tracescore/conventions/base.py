@@ -190,6 +190,13 @@ class ConventionReader:
         """A run's final output stated on its agent span (e.g. structured output)."""
         return None
 
+    def task(self, view: SpanView) -> Found[str] | None:
+        """The user's request as the agent span states it, where the model sees it rewritten.
+
+        smolagents prompts the model with "New task:" and then the task; its run span has the task.
+        """
+        return None
+
     def capture_hint(self, span: SpanRecord) -> str | None:
         """If ``span`` belongs to this convention: how to turn content capture on."""
         return None

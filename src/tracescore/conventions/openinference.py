@@ -56,6 +56,8 @@ INPUT_VALUE: Final = "input.value"
 OUTPUT_VALUE: Final = "output.value"
 OUTPUT_MIME_TYPE: Final = "output.mime_type"
 METADATA: Final = "metadata"
+_SMOLAGENTS_SCOPE: Final = "openinference.instrumentation.smolagents"
+_SMOLAGENTS_RUN: Final = ".run"
 _IN: Final = "llm.input_messages."
 _OUT: Final = "llm.output_messages."
 _TOOLS: Final = "llm.tools."
@@ -322,9 +324,39 @@ class OpenInference(ConventionReader):
             node = attrs.get("graph.node.id")
             if isinstance(node, str) and node:
                 return node
+            if span.scope == _SMOLAGENTS_SCOPE and span.name.endswith(_SMOLAGENTS_RUN):
+                # smolagents' instrumentation names the run span "<agent name>.run".
+                return span.name.removesuffix(_SMOLAGENTS_RUN) or None
         if kind in ("AGENT", "CHAIN") and _langgraph_role(attrs.get(METADATA)) == "graph":
             return span.name or None
         return None
+
+    def task(self, view: SpanView) -> Found[str] | None:
+        """The ``task`` in a smolagents run span's ``input.value`` (its ``run`` arguments)."""
+        span = view.span
+        if span.scope != _SMOLAGENTS_SCOPE or span.attributes.get(SPAN_KIND) != "AGENT":
+            return None
+        arguments = decoded_json(span.attributes.get(INPUT_VALUE))
+        task = arguments.get("task") if isinstance(arguments, dict) else None
+        return Found(task, INPUT_VALUE) if isinstance(task, str) and task.strip() else None
+
+    def final_output(self, view: SpanView) -> Found[str] | None:
+        """An AGENT span's ``output.value`` when it is plain text: the run's answer.
+
+        Asked only when no model reply is the answer: smolagents' agents answer by
+        calling their ``final_answer`` tool, and the run span states the answer. A JSON
+        object or list there is a framework's state (a LangGraph graph's messages), not
+        an answer, and is not taken.
+        """
+        attrs = view.span.attributes
+        if attrs.get(SPAN_KIND) != "AGENT":
+            return None
+        value = attrs.get(OUTPUT_VALUE)
+        if not isinstance(value, str) or not value.strip() or is_not_captured(value):
+            return None
+        if isinstance(decoded_json(value), (dict, list)):
+            return None
+        return Found(value, OUTPUT_VALUE)
 
     @staticmethod
     def _applies(view: SpanView) -> bool:

@@ -1,0 +1,45 @@
+"""Real smolagents runs traced by OpenInference, rebuilt as smolagents recorded them.
+
+``smolagents_harness.py`` runs ``ToolCallingAgent`` agents against the local fake OpenAI
+server in a child process and writes their spans next to each run as the agent's memory
+kept it. The rebuilt invocations must equal that: the agent is named by its run span
+(``<agent>.run``), the user's text is the task (the model sees it after "New task:"),
+the answer is what the agent's ``final_answer`` call gave (the run span states it: no
+model reply holds it as text), and a tool that raised is flagged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conv_helpers import imported, run_harness, run_view
+
+import smolagents_harness
+
+HARNESS = Path(smolagents_harness.__file__)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return run_harness(HARNESS, tmp_path_factory.mktemp("smolagents"))
+
+
+@pytest.mark.parametrize("scenario", list(smolagents_harness.SCENARIOS))
+def test_rebuilt_invocations_equal_what_smolagents_recorded(recorded: Path, scenario: str) -> None:
+    expected = json.loads((recorded / "expected.json").read_text())[scenario]
+    ours = imported(recorded / f"{scenario}.jsonl")
+    assert [run_view(i) for i in ours] == expected
+    for inv in ours:
+        assert inv.status == "ok", inv.reason
+        assert inv.warnings == ()
+        assert inv.provenance["user_content"] == "input.value"
+        assert inv.provenance["final_response"] == "output.value"
+        assert inv.usage.input_tokens == 13 * inv.inference_calls
+
+
+def test_a_tool_that_raised_says_why(recorded: Path) -> None:
+    [inv] = imported(recorded / "tool_raises.jsonl")
+    assert inv.tool_calls[0].error == "ConnectionError: no weather station in Atlantis"
+    assert inv.error is None  # the agent recovered and answered

@@ -1,0 +1,159 @@
+"""Real smolagents ``ToolCallingAgent`` runs, traced by OpenInference, as OTLP JSON Lines.
+
+``openinference-instrumentation-smolagents`` traces a run as an AGENT span named
+``<agent>.run`` (its ``input.value`` the ``run`` arguments, its ``output.value`` the
+answer) › a CHAIN span per step › the model call (LLM) and the tools (TOOL). The model is
+smolagents' ``OpenAIServerModel`` on the real ``openai`` client against
+:class:`fake_openai.FakeOpenAI`. A ``ToolCallingAgent`` answers by calling its
+``final_answer`` tool, so no model reply holds the answer as text; and it shows the
+model the task after "New task:".
+
+The instrumentation patches smolagents' classes process-wide, so the runs happen in a
+child process: ``python smolagents_harness.py OUT_DIR`` writes one OTLP JSON Lines file
+per scenario and ``expected.json``: each run as smolagents kept it in the agent's memory
+(the task, the model's tool calls, what each tool returned or that it raised, the final
+answer), which the rebuilt invocations must equal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+from smolagents.memory import ActionStep, TaskStep
+
+from fake_openai import MODEL, FakeOpenAI, completion
+from recording import Recorder, record_scenarios
+
+#: A tool call the scripted model makes: (name, arguments, call id).
+Call = tuple[str, dict[str, Any], str]
+#: What each tool call returned, by call arguments (unique within a scenario).
+RETURNED: dict[str, Any] = {}
+
+
+@tool  # type: ignore[untyped-decorator]  # smolagents is untyped
+def get_weather(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: The city.
+    """
+    if city == "Atlantis":
+        raise ConnectionError(f"no weather station in {city}")
+    RETURNED[city] = result = f"sunny in {city}, 21 °C"
+    return result
+
+
+def _body(index: int, calls: Sequence[Call]) -> dict[str, Any]:
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+            }
+            for name, args, call_id in calls
+        ],
+    }
+    return completion(
+        message,
+        finish_reason="tool_calls",
+        prompt_tokens=13,
+        completion_tokens=5,
+        response_id=f"chatcmpl-{index}",
+    )
+
+
+def _run(turns: Sequence[Sequence[Call]], task: str) -> list[dict[str, Any]]:
+    """Run a weather agent on ``task`` with the model's ``turns``; smolagents' record of it."""
+    RETURNED.clear()
+    with FakeOpenAI([_body(i, turn) for i, turn in enumerate(turns)]) as fake:
+        model = OpenAIServerModel(model_id=MODEL, api_base=fake.base_url, api_key="test")
+        agent = ToolCallingAgent(
+            tools=[get_weather], model=model, name="weather_agent", max_steps=5, verbosity_level=0
+        )
+        answer = agent.run(task)
+    [task_step] = [s for s in agent.memory.steps if isinstance(s, TaskStep)]
+    calls = []
+    for step in agent.memory.steps:
+        if not isinstance(step, ActionStep) or step.model_output_message is None:
+            continue
+        # The model's calls (a step that raised keeps none in ``tool_calls``).
+        for made in step.model_output_message.tool_calls or []:
+            args = made.function.arguments
+            args = json.loads(args) if isinstance(args, str) else args
+            if made.function.name == "final_answer":
+                result, failed = args["answer"], False
+            else:
+                result = RETURNED.get(args["city"])
+                failed = result is None and step.error is not None
+            calls.append(
+                {
+                    "name": made.function.name,
+                    "args": args,
+                    "id": made.id,
+                    "result": result,
+                    "failed": failed,
+                }
+            )
+    return [
+        {
+            "agents": ["weather_agent"],
+            "user": task_step.task,
+            "calls": calls,
+            "intermediate": [],
+            "final": answer,
+        }
+    ]
+
+
+def sequential_tools() -> list[dict[str, Any]]:
+    turns = [
+        [("get_weather", {"city": "Paris"}, "c1")],
+        [("get_weather", {"city": "Rome"}, "c2")],
+        [("final_answer", {"answer": "Paris and Rome: sunny."}, "c3")],
+    ]
+    return _run(turns, "Weather in Paris, then Rome?")
+
+
+def parallel_calls() -> list[dict[str, Any]]:
+    turns = [
+        [("get_weather", {"city": "Zürich"}, "p1"), ("get_weather", {"city": "東京"}, "p2")],
+        [("final_answer", {"answer": "Both sunny."}, "p3")],
+    ]
+    return _run(turns, "Wetter in Zürich und 東京?")
+
+
+def tool_raises() -> list[dict[str, Any]]:
+    turns = [
+        [("get_weather", {"city": "Atlantis"}, "e1")],
+        [("final_answer", {"answer": "Atlantis has no weather station."}, "e2")],
+    ]
+    return _run(turns, "Weather in Atlantis?")
+
+
+def direct_answer() -> list[dict[str, Any]]:
+    return _run([[("final_answer", {"answer": "Bonjour ! Ça va ? 👋"}, "d1")]], "Dis bonjour.")
+
+
+SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    f.__name__: f for f in (sequential_tools, parallel_calls, tool_raises, direct_answer)
+}
+
+
+def main(out_dir: Path) -> None:
+    """Run every scenario; write ``<scenario>.jsonl`` (OTLP JSON) and ``expected.json``."""
+    recorder = Recorder()
+    SmolagentsInstrumentor().instrument(tracer_provider=recorder.provider)
+    record_scenarios(recorder, SCENARIOS, out_dir)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
