@@ -178,6 +178,30 @@ def test_agent_under_tool_is_its_own_invocation() -> None:
     assert inner_inv.final_response == "done x"
 
 
+def test_agent_beside_the_tool_that_called_it_is_its_own_invocation() -> None:
+    """Some instrumentations write a called agent as the caller's sibling, not under the
+    tool span: it runs within the tool's time. A transferred-to agent runs after."""
+    tb = TraceBuilder()
+    root = agent(tb, "boss")
+    chat(tb, root, [user("q")], reply(call("ask_helper", {"q": "x"}, "c1")))
+    asked = tool(tb, root, "ask_helper", {"q": "x"}, "42", "c1")
+    helper = agent(tb, "helper", root)
+    chat(tb, helper, [user("x")], reply(text("42")))
+    # The helper ran during the tool call: stretch the tool over it.
+    stretched = replace(asked, end_ns=helper.end_ns + 1)
+    tb.spans[tb.spans.index(asked)] = stretched
+    chat(tb, root, [user("q")], reply(text("It is 42.")))
+    boss, nested = build_invocations(tb.spans)
+    assert (boss.agents, [c.name for c in boss.tool_calls]) == (("boss",), ["ask_helper"])
+    assert boss.final_response == "It is 42."
+    assert (nested.agents, nested.user_content, nested.final_response) == (("helper",), "x", "42")
+    assert nested.parent_tool_span_id == stretched.span_id
+    # Without the overlap (a transfer: the agent runs after the tool returned), one run.
+    tb.spans[tb.spans.index(stretched)] = asked
+    [one] = build_invocations(tb.spans)
+    assert one.agents == ("boss", "helper")
+
+
 def test_sub_agents_and_visit_order() -> None:
     tb = TraceBuilder()
     root = agent(tb, "root", **{"gen_ai.conversation.id": "s"})

@@ -5,7 +5,11 @@ Rules (REFERENCE §5.1, §5.5):
 * An agent run is rooted at the outermost agent-ish span (``invocation``, ``workflow``,
   ``agent``). Agent spans below it are sub-agents of the same run.
 * An agent-ish span *under a tool span* starts a run of its own (ADK ``AgentTool``,
-  agents used as tools): its spans belong to that nested run, not to the caller.
+  agents used as tools): its spans belong to that nested run, not to the caller. So does
+  one that runs *within the time of a tool span of the run*, for instrumentations that
+  write the called agent beside the tool that called it (agno's team delegation under OpenInference,
+  OpenLLMetry's OpenAI Agents ``as_tool``): an agent handed control (ADK's transfer) runs
+  after the transfer tool returned, not during it.
 * Model-call spans nested in a model-call span are one call seen by two instrumentations
   (e.g. ADK ``call_llm`` › ``generate_content``): the outer one is the step, the inner
   ones are extra sources for it. Model calls made *inside a tool* are the tool's business
@@ -105,8 +109,11 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
             kind = classify(span)
             if kind in _AGENTISH:
                 name = agent_name(span)
-                if run is None or tool is not None:
-                    run = AgentRun(root=span, parent_tool=tool)
+                caller = tool
+                if run is not None and caller is None:
+                    caller = _calling_tool(span, run.tool_steps)
+                if run is None or caller is not None:
+                    run = AgentRun(root=span, parent_tool=caller)
                     runs.append(run)
                     tool, llm = None, None
                 if name and name != agent:
@@ -137,3 +144,15 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
 
 def _start(span: SpanRecord) -> int:
     return span.start_ns
+
+
+def _calling_tool(span: SpanRecord, tools: Sequence[ToolStep]) -> SpanRecord | None:
+    """The run's tool span (seen so far) whose time holds ``span``'s: the tool that called it.
+
+    The latest such tool wins (the innermost, when tools run tools).
+    """
+    for step in reversed(tools):
+        called = step.view.span
+        if called.start_ns <= span.start_ns and span.end_ns <= called.end_ns:
+            return called
+    return None
