@@ -247,3 +247,12 @@ def run_view(inv: Invocation, *, authors: bool = False, failed: bool = True) -> 
         ],
         "final": inv.final_response,
     }
+
+
+def agreeing(recorded: Path, scenario: str, **view_options: bool) -> list[Invocation]:
+    """The invocations imported from ``<scenario>.jsonl``, held equal to the framework's
+    record of that scenario in ``expected.json`` (as :func:`run_view` shows them)."""
+    expected = json.loads((recorded / "expected.json").read_text())[scenario]
+    ours = imported(recorded / f"{scenario}.jsonl")
+    assert [run_view(i, **view_options) for i in ours] == expected
+    return ours

@@ -1,0 +1,182 @@
+"""Real agno agents and a team, traced by OpenInference, recorded as OTLP JSON Lines.
+
+``openinference-instrumentation-agno`` traces a run as an AGENT span ``<agent>.run``
+(``agent.name``, ``session.id``, the input and the answer) › the model calls (LLM) and the
+tools (TOOL). A team delegates through its ``delegate_task_to_member`` tool, and the
+member's run span is written beside that tool span, within its time, not under it. The
+model is agno's ``OpenAIChat`` on the real ``openai`` client against
+:class:`fake_openai.FakeOpenAI`.
+
+The instrumentation patches agno's classes process-wide, so the runs happen in a child
+process: ``python agno_harness.py OUT_DIR`` writes one OTLP JSON Lines file per scenario
+and ``expected.json``: each run as agno itself returned it (its ``RunOutput.messages``;
+a team's member runs from ``member_responses``), which the rebuilt invocations must equal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agno.agent import Agent, RunOutput
+from agno.models.openai import OpenAIChat
+from agno.run.team import TeamRunOutput
+from agno.team import Team
+from openinference.instrumentation.agno import AgnoInstrumentor
+
+from fake_openai import MODEL, FakeOpenAI, completion
+from recording import Recorder, record_scenarios
+
+#: A tool call the scripted model makes: (name, arguments, call id).
+Call = tuple[str, dict[str, Any], str]
+#: One model turn: text, or tool calls.
+Turn = str | Sequence[Call]
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: The city.
+    """
+    if city == "Atlantis":
+        raise ConnectionError(f"no weather station in {city}")
+    return f"sunny in {city}, 21 °C"
+
+
+def _bodies(turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    bodies = []
+    for index, turn in enumerate(turns):
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if isinstance(turn, str):
+            message["content"] = turn
+        else:
+            message["tool_calls"] = [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+                }
+                for name, args, call_id in turn
+            ]
+        bodies.append(
+            completion(
+                message,
+                finish_reason="stop" if isinstance(turn, str) else "tool_calls",
+                prompt_tokens=13,
+                completion_tokens=5,
+                response_id=f"chatcmpl-{index}",
+            )
+        )
+    return bodies
+
+
+def view(output: RunOutput | TeamRunOutput, agent: str) -> dict[str, Any]:
+    """One run as agno returned it, as an invocation's fields."""
+    messages = output.messages or []
+    results = {m.tool_call_id: m for m in messages if m.role == "tool"}
+    calls = []
+    for message in messages:
+        if message.role != "assistant":
+            continue
+        for call in message.tool_calls or []:
+            result = results.get(call["id"])
+            calls.append(
+                {
+                    "name": call["function"]["name"],
+                    "args": json.loads(call["function"]["arguments"]),
+                    "id": call["id"],
+                    "result": result.content if result is not None else None,
+                    "failed": bool(result is not None and result.tool_call_error),
+                }
+            )
+    replies = [m for m in messages if m.role == "assistant"]
+    texts = [m.content for m in replies if isinstance(m.content, str) and m.content]
+    user = next(m.content for m in messages if m.role == "user")
+    return {
+        "agents": [agent],
+        "user": user,
+        "calls": calls,
+        "intermediate": texts[:-1],
+        "final": output.content,
+    }
+
+
+def _weather_agent(model: OpenAIChat, **kwargs: Any) -> Agent:
+    return Agent(name="weather_agent", model=model, tools=[get_weather], **kwargs)
+
+
+def _one(turns: Sequence[Turn], prompt: str) -> list[dict[str, Any]]:
+    with FakeOpenAI(_bodies(turns)) as fake:
+        model = OpenAIChat(id=MODEL, base_url=fake.base_url, api_key="test")
+        output = _weather_agent(model).run(prompt)
+    return [view(output, "weather_agent")]
+
+
+def sequential_tools() -> list[dict[str, Any]]:
+    turns: list[Turn] = [
+        [("get_weather", {"city": "Paris"}, "c1")],
+        [("get_weather", {"city": "Rome"}, "c2")],
+        "Paris and Rome: sunny.",
+    ]
+    return _one(turns, "Weather in Paris, then Rome?")
+
+
+def parallel_and_failed() -> list[dict[str, Any]]:
+    turns: list[Turn] = [
+        [("get_weather", {"city": "Zürich"}, "p1"), ("get_weather", {"city": "Atlantis"}, "p2")],
+        "Zürich: sunny. Atlantis has no station.",
+    ]
+    return _one(turns, "Wetter in Zürich und Atlantis?")
+
+
+def no_tools() -> list[dict[str, Any]]:
+    return _one(["Bonjour ! Ça va ? 👋"], "Dis bonjour — en français.")
+
+
+def two_turn_session() -> list[dict[str, Any]]:
+    turns: list[Turn] = [[("get_weather", {"city": "Rome"}, "s1")], "Rome is sunny.", "Welcome!"]
+    with FakeOpenAI(_bodies(turns)) as fake:
+        model = OpenAIChat(id=MODEL, base_url=fake.base_url, api_key="test")
+        agent = _weather_agent(model, session_id="agno-session-1")
+        first = agent.run("Weather in Rome?")
+        second = agent.run("Thanks!")
+    return [view(first, "weather_agent"), view(second, "weather_agent")]
+
+
+def team_delegation() -> list[dict[str, Any]]:
+    turns: list[Turn] = [
+        [("delegate_task_to_member", {"member_id": "researcher", "task": "Nice?"}, "t1")],
+        [("get_weather", {"city": "Nice"}, "r1")],
+        "Nice: sunny.",
+        "The researcher says Nice is sunny.",
+    ]
+    with FakeOpenAI(_bodies(turns)) as fake:
+        model = OpenAIChat(id=MODEL, base_url=fake.base_url, api_key="test")
+        researcher = Agent(
+            name="researcher", role="Finds weather", model=model, tools=[get_weather]
+        )
+        output = Team(name="desk", members=[researcher], model=model).run("How is Nice?")
+    [member] = output.member_responses
+    assert isinstance(member, RunOutput)
+    return [view(output, "desk"), view(member, "researcher")]
+
+
+SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    f.__name__: f
+    for f in (sequential_tools, parallel_and_failed, no_tools, two_turn_session, team_delegation)
+}
+
+
+def main(out_dir: Path) -> None:
+    """Run every scenario; write ``<scenario>.jsonl`` (OTLP JSON) and ``expected.json``."""
+    recorder = Recorder()
+    AgnoInstrumentor().instrument(tracer_provider=recorder.provider)
+    record_scenarios(recorder, SCENARIOS, out_dir)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
