@@ -7,9 +7,9 @@ Rules (REFERENCE §5.1, §5.5):
 * An agent-ish span *under a tool span* starts a run of its own (ADK ``AgentTool``,
   agents used as tools): its spans belong to that nested run, not to the caller. So does
   one that runs *within the time of a tool span of the run*, for instrumentations that
-  write the called agent beside the tool that called it (agno's team delegation under OpenInference,
-  OpenLLMetry's OpenAI Agents ``as_tool``): an agent handed control (ADK's transfer) runs
-  after the transfer tool returned, not during it.
+  write the called agent beside the tool that called it (agno's team delegation under
+  OpenInference, OpenLLMetry's OpenAI Agents ``as_tool``): an agent handed control
+  (ADK's transfer) runs after the transfer tool returned, not during it.
 * Model-call spans nested in a model-call span are one call seen by two instrumentations
   (e.g. ADK ``call_llm`` › ``generate_content``): the outer one is the step, the inner
   ones are extra sources for it. Model calls made *inside a tool* are the tool's business

@@ -193,7 +193,8 @@ class ConventionReader:
     def task(self, view: SpanView) -> Found[str] | None:
         """The user's request as the agent span states it, where the model sees it rewritten.
 
-        smolagents prompts the model with "New task:" and then the task; its run span has the task.
+        smolagents prompts the model with "New task:" and then the task; its run span
+        states the task alone.
         """
         return None
 
