@@ -28,7 +28,7 @@ from agno.team import Team
 from openinference.instrumentation.agno import AgnoInstrumentor
 
 from fake_openai import MODEL, FakeOpenAI, completion
-from recording import Recorder, record_scenarios
+from recording import Recorder, record_scenarios, weather
 
 #: A tool call the scripted model makes: (name, arguments, call id).
 Call = tuple[str, dict[str, Any], str]
@@ -42,9 +42,7 @@ def get_weather(city: str) -> str:
     Args:
         city: The city.
     """
-    if city == "Atlantis":
-        raise ConnectionError(f"no weather station in {city}")
-    return f"sunny in {city}, 21 °C"
+    return weather(city)
 
 
 def _bodies(turns: Sequence[Turn]) -> list[dict[str, Any]]:

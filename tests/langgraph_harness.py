@@ -39,7 +39,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
-from recording import Recorder, record_scenarios
+from recording import Recorder, record_scenarios, weather
 
 with warnings.catch_warnings():  # moved to langchain.agents.create_agent in LangGraph 1.0
     warnings.simplefilter("ignore")
@@ -56,9 +56,7 @@ class ScriptedChatModel(FakeMessagesListChatModel):
 @tool
 def get_weather(city: str) -> str:
     """Current weather for a city."""
-    if city == "Atlantis":
-        raise ConnectionError(f"no weather station in {city}")
-    return f"sunny in {city}, 21 °C"
+    return weather(city)
 
 
 @tool

@@ -55,7 +55,7 @@ from opentelemetry.instrumentation.openai_agents import (
 )
 
 from fake_openai import MODEL, FakeOpenAI, completion
-from recording import Recorder
+from recording import Recorder, weather
 
 APIS = ("responses", "chat")
 
@@ -144,9 +144,7 @@ def _chat_body(turn: Turn, index: int) -> dict[str, Any]:
 @function_tool
 def get_weather(city: str) -> str:
     """Current weather for a city."""
-    if city == "Atlantis":
-        raise ConnectionError(f"no weather station in {city}")
-    return f"sunny in {city}, 21 °C"
+    return weather(city)
 
 
 @function_tool

@@ -40,6 +40,13 @@ class Recorder:
         self.exporter.clear()
 
 
+def weather(city: str) -> str:
+    """The harnesses' weather tool, whatever framework wraps it: Atlantis has no station."""
+    if city == "Atlantis":
+        raise ConnectionError(f"no weather station in {city}")
+    return f"sunny in {city}, 21 °C"
+
+
 def record_scenarios(
     recorder: Recorder,
     scenarios: Mapping[str, Callable[[], list[dict[str, Any]]]],

@@ -28,7 +28,7 @@ from smolagents import OpenAIServerModel, ToolCallingAgent, tool
 from smolagents.memory import ActionStep, TaskStep
 
 from fake_openai import MODEL, FakeOpenAI, completion
-from recording import Recorder, record_scenarios
+from recording import Recorder, record_scenarios, weather
 
 #: A tool call the scripted model makes: (name, arguments, call id).
 Call = tuple[str, dict[str, Any], str]
@@ -43,9 +43,7 @@ def get_weather(city: str) -> str:
     Args:
         city: The city.
     """
-    if city == "Atlantis":
-        raise ConnectionError(f"no weather station in {city}")
-    RETURNED[city] = result = f"sunny in {city}, 21 °C"
+    RETURNED[city] = result = weather(city)
     return result
 
 
