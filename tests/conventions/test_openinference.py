@@ -271,11 +271,48 @@ def test_langchain_tool_message_result_is_its_content() -> None:
     io = reader.tool_io(SpanView(t.span("t", attrs)))
     assert io is not None and io.result is not None
     assert io.result.value == {"a": 1}
+    assert io.call_id == "c1"  # the instrumentation writes none of its own on the span
     other = {"type": "tool", "data": {"content": "x"}}  # not a serialized ToolMessage
     attrs["output.value"] = to_json(other)
     io = reader.tool_io(SpanView(t.span("t", attrs)))
     assert io is not None and io.result is not None
     assert io.result.value == other
+
+
+def test_parallel_langchain_tools_join_their_calls_by_the_tool_message_id() -> None:
+    """A ``ToolNode`` runs parallel calls on threads: the second may start first."""
+    t = TraceBuilder()
+    root = t.span("weather_agent", {"openinference.span.kind": "AGENT"})
+    calls = [
+        {"type": "tool_call", "id": f"p{i}", "name": "w", "arguments": {"c": c}}
+        for i, c in ((1, "A"), (2, "B"))
+    ]
+    t.span(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": to_json(
+                [{"role": "user", "parts": [{"type": "text", "content": "q"}]}]
+            ),
+            "gen_ai.output.messages": to_json([{"role": "assistant", "parts": calls}]),
+        },
+        parent=root,
+    )
+    for call_id, city in (("p2", "B"), ("p1", "A")):  # started in the other order
+        message = {
+            "type": "tool",
+            "data": {"content": f"sun in {city}", "type": "tool", "tool_call_id": call_id},
+        }
+        t.span(
+            "w",
+            {"openinference.span.kind": "TOOL", "tool.name": "w", "output.value": to_json(message)},
+            parent=root,
+        )
+    [inv] = build_invocations(t.spans)
+    assert [(c.id, c.args, c.result) for c in inv.tool_calls] == [
+        ("p1", {"c": "A"}, "sun in A"),
+        ("p2", {"c": "B"}, "sun in B"),
+    ]
 
 
 def test_kinds_and_agent_names() -> None:

@@ -252,14 +252,36 @@ def _unwrap_response(value: JsonValue, tool: str | None) -> JsonValue:
     ):
         return value["response"]
     data = value.get("data")
-    if (
-        value.get("type") == "tool"
+    if _is_tool_message(value) and isinstance(data, dict):
+        return parse_arguments(data["content"])
+    return value
+
+
+def _tool_message_call_id(value: JsonValue) -> str | None:
+    """The ``tool_call_id`` of a serialized LangChain ``ToolMessage`` result, if it is one.
+
+    OpenInference's LangChain instrumentation writes no call id on TOOL spans; without it
+    the calls of one model turn join their executions by name and start order, and a
+    ``ToolNode`` runs parallel calls on threads, in any order.
+    """
+    data = value.get("data") if isinstance(value, dict) else None
+    if _is_tool_message(value) and isinstance(data, dict):
+        call_id = data.get("tool_call_id")
+        if isinstance(call_id, str) and call_id:
+            return call_id
+    return None
+
+
+def _is_tool_message(value: JsonValue) -> bool:
+    """True for a LangChain ``ToolMessage`` as OpenInference serializes it."""
+    data = value.get("data") if isinstance(value, dict) else None
+    return (
+        isinstance(value, dict)
+        and value.get("type") == "tool"
         and isinstance(data, dict)
         and data.get("type") == "tool"
         and "content" in data
-    ):
-        return parse_arguments(data["content"])
-    return value
+    )
 
 
 class OpenInference(ConventionReader):
@@ -434,6 +456,7 @@ class OpenInference(ConventionReader):
                 args = params
         result = _output_value(view)
         if result is not None:
+            call_id = call_id or _tool_message_call_id(result.value)
             result = Found(_unwrap_response(result.value, tool), result.source, result.truncated)
         return ToolIO(name=tool, call_id=call_id, args=args, result=result)
 
