@@ -63,7 +63,7 @@ from typing import Any, Final, Literal, get_args
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.agents.sequential_agent import SequentialAgent
-from google.adk.evaluation.eval_case import Invocation
+from google.adk.evaluation.eval_case import Invocation, get_all_tool_calls_with_responses
 from google.adk.evaluation.evaluation_generator import EvaluationGenerator
 from google.adk.events.event import Event
 from google.adk.models.base_llm import BaseLlm
@@ -1084,6 +1084,31 @@ def run_to_sample(run: AdkRun) -> dict[str, Any]:
             invocation.model_dump(mode="json", exclude_none=True)
             for invocation in run.adk_invocations
         ],
+    }
+
+
+def adk_view(inv: Invocation) -> dict[str, Any]:
+    """ADK's invocation reduced to what the criteria compare."""
+    events = inv.intermediate_data.invocation_events  # type: ignore[union-attr]
+    intermediate = [
+        (ev.author, part.text)
+        for ev in events
+        if ev.content is not None and ev.content.parts
+        for part in ev.content.parts
+        if part.text
+    ]
+    calls = get_all_tool_calls_with_responses(inv.intermediate_data)
+    final = inv.final_response
+    return {
+        "user": "\n".join(p.text for p in inv.user_content.parts or [] if p.text is not None),
+        "calls": [(c.name, c.args) for c, _ in calls],
+        "results": [r.response if r is not None else None for _, r in calls],
+        "intermediate": intermediate,
+        "final": (
+            "\n".join(p.text for p in final.parts or [] if p.text is not None)
+            if final is not None and final.parts
+            else None
+        ),
     }
 
 

@@ -67,3 +67,63 @@ def _enc(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return orjson.dumps(value).decode()
     return value
+
+
+# --- GenAI-convention spans and messages (semconv >= 1.37 attributes) ---------------
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"type": "text", "content": text}]}
+
+
+def reply(*parts: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"role": "assistant", "parts": list(parts)}]
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "content": t}
+
+
+def call(name: str, args: Any, cid: str | None = None) -> dict[str, Any]:
+    return {"type": "tool_call", "id": cid, "name": name, "arguments": args}
+
+
+def agent(
+    tb: TraceBuilder, name: str, parent: SpanRecord | None = None, /, **attrs: Any
+) -> SpanRecord:
+    return tb.span(
+        f"invoke_agent {name}",
+        parent,
+        attrs={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name, **attrs},
+    )
+
+
+def chat(
+    tb: TraceBuilder, parent: SpanRecord, history: list[Any] | None, out: Any, **attrs: Any
+) -> SpanRecord:
+    a = {"gen_ai.operation.name": "chat", **attrs}
+    if history is not None:
+        a["gen_ai.input.messages"] = history
+    if out is not None:
+        a["gen_ai.output.messages"] = out
+    return tb.span("chat", parent, attrs=a)
+
+
+def tool(
+    tb: TraceBuilder,
+    parent: SpanRecord,
+    name: str,
+    args: Any,
+    result: Any,
+    cid: str | None = None,
+    status: int = 0,
+    **attrs: Any,
+) -> SpanRecord:
+    a: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **attrs}
+    if cid:
+        a["gen_ai.tool.call.id"] = cid
+    if args is not None:
+        a["gen_ai.tool.call.arguments"] = args
+    if result is not None:
+        a["gen_ai.tool.call.result"] = result
+    return tb.span(f"execute_tool {name}", parent, attrs=a, status=status)

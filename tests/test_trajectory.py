@@ -5,66 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from spanbuilder import TraceBuilder
+from spanbuilder import TraceBuilder, agent, call, chat, reply, text, tool, user
 from tracescore import build_invocations
 from tracescore.spans import STATUS_ERROR, AttrValue, SpanRecord
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "parts": [{"type": "text", "content": text}]}
-
-
-def reply(*parts: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"role": "assistant", "parts": list(parts)}]
-
-
-def text(t: str) -> dict[str, Any]:
-    return {"type": "text", "content": t}
-
-
-def call(name: str, args: Any, cid: str | None = None) -> dict[str, Any]:
-    return {"type": "tool_call", "id": cid, "name": name, "arguments": args}
-
-
-def agent(
-    tb: TraceBuilder, name: str, parent: SpanRecord | None = None, /, **attrs: Any
-) -> SpanRecord:
-    return tb.span(
-        f"invoke_agent {name}",
-        parent,
-        attrs={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name, **attrs},
-    )
-
-
-def chat(
-    tb: TraceBuilder, parent: SpanRecord, history: list[Any] | None, out: Any, **attrs: Any
-) -> SpanRecord:
-    a = {"gen_ai.operation.name": "chat", **attrs}
-    if history is not None:
-        a["gen_ai.input.messages"] = history
-    if out is not None:
-        a["gen_ai.output.messages"] = out
-    return tb.span("chat", parent, attrs=a)
-
-
-def tool(
-    tb: TraceBuilder,
-    parent: SpanRecord,
-    name: str,
-    args: Any,
-    result: Any,
-    cid: str | None = None,
-    status: int = 0,
-    **attrs: Any,
-) -> SpanRecord:
-    a: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **attrs}
-    if cid:
-        a["gen_ai.tool.call.id"] = cid
-    if args is not None:
-        a["gen_ai.tool.call.arguments"] = args
-    if result is not None:
-        a["gen_ai.tool.call.result"] = result
-    return tb.span(f"execute_tool {name}", parent, attrs=a, status=status)
 
 
 def simple_run(
@@ -347,42 +290,6 @@ def test_results_from_next_request_when_no_tool_span() -> None:
     [inv] = build_invocations(tb.spans)
     assert inv.tool_calls[0].result == {"v": 2}
     assert inv.provenance["tool_results"] == "gen_ai.input.messages"
-
-
-def tool_result(cid: str, result: Any) -> dict[str, Any]:
-    return {
-        "role": "tool",
-        "parts": [
-            {"type": "tool_call_response", "id": cid, "name": "final_result", "result": result}
-        ],
-    }
-
-
-def history_run(history: list[dict[str, Any]], *calls: dict[str, Any]) -> list[Any]:
-    """A pydantic-ai-like run whose last response makes ``calls`` nothing else answers."""
-    tb = TraceBuilder()
-    root = agent(tb, "a", **{"pydantic_ai.all_messages": history})
-    chat(tb, root, [user("now")], reply(*calls))
-    return build_invocations(tb.spans)
-
-
-def test_results_no_span_gave_come_from_the_current_run_in_the_history_by_id() -> None:
-    earlier = [user("before"), *reply(call("final_result", {}, "c1")), tool_result("c1", "stale")]
-    now = [user("now"), *reply(call("final_result", {"v": 1}, "c1"))]
-    [inv] = history_run(
-        [*earlier, *now, tool_result("c1", "Final result processed.")],
-        call("final_result", {"v": 1}, "c1"),
-    )
-    assert [(c.name, c.result) for c in inv.tool_calls] == [
-        ("final_result", "Final result processed.")
-    ]
-    assert inv.provenance["tool_results"] == "pydantic_ai.all_messages"
-    # Not from an earlier turn that reused the id, nor paired by name.
-    [inv] = history_run([*earlier, *now], call("final_result", {"v": 1}, "c1"))
-    assert inv.tool_calls[0].result is None
-    assert "tool_results" not in inv.provenance
-    [inv] = history_run([*now, tool_result("c7", "other")], call("final_result", {"v": 1}, "c1"))
-    assert inv.tool_calls[0].result is None
 
 
 def test_a_failed_span_without_error_type_or_message_names_its_exception_event() -> None:

@@ -18,10 +18,9 @@ spans in start order and the invocation says so in its warnings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 from tracescore.conventions.base import SpanView
-from tracescore.conventions.messages import JsonValue, Message
+from tracescore.conventions.messages import Message
 from tracescore.conventions.registry import (
     all_found,
     capture_hint,
@@ -29,10 +28,17 @@ from tracescore.conventions.registry import (
     first_found,
     merged_usage,
 )
+from tracescore.history import (
+    history_replies,
+    last_user_text,
+    results_from_history,
+    with_unseen_replies,
+)
 from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage, ToolCall
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
 from tracescore.tool_calls import (
     UNNAMED_ERROR,
+    Execution,
     ModelReply,
     call_from_execution,
     execution,
@@ -116,8 +122,10 @@ def _build(
 
     user, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
     execs = [execution(step.view, step.agent) for step in tool_steps]
+    inferences = len(llm_steps)
     if responses and not missing_outputs:
-        calls = join_calls(responses, execs, llm_steps, provenance, warnings)
+        responses, calls, unseen = _joined_calls(responses, execs, llm_steps, provenance, warnings)
+        inferences += unseen
     else:
         if execs and llm_steps:
             warnings.append(
@@ -128,7 +136,7 @@ def _build(
             provenance.setdefault("tool_calls", "tool spans")
 
     if run.agent_views and any(c.result is None and c.error is None and c.id for c in calls):
-        calls = _results_from_history(run, calls, provenance)
+        calls = results_from_history(run, calls, provenance)
 
     final_idx = _final_index(responses)
     final = responses[final_idx].message.text() if final_idx is not None else None
@@ -186,7 +194,7 @@ def _build(
         intermediate_responses=intermediate,
         final_response=final,
         usage=TokenUsage(input_tokens=usage_in, output_tokens=usage_out),
-        inference_calls=len(llm_steps),
+        inference_calls=inferences,
         start_ns=root.start_ns,
         end_ns=root.end_ns,
         status="ok" if reason_code is None else "not_evaluable",
@@ -201,6 +209,37 @@ def _build(
         error=_run_error(root, failed if not responses else []),
         parent_tool_span_id=run.parent_tool.span_id if run.parent_tool else None,
     )
+
+
+def _joined_calls(
+    responses: list[ModelReply],
+    execs: list[Execution],
+    llm_steps: list[LlmStep],
+    provenance: dict[str, str],
+    warnings: list[str],
+) -> tuple[list[ModelReply], list[ToolCall], int]:
+    """The replies, their calls joined to the tool spans, and how many replies had no span.
+
+    A tool span no reply asked for may be a call of a reply whose model call left no
+    span (:func:`tracescore.history.with_unseen_replies`): only then are the model
+    calls' inputs read for such replies, and the calls joined again with them.
+    """
+    mark = len(warnings)
+    calls = join_calls(responses, execs, llm_steps, provenance, warnings)
+    if all(e.used for e in execs):
+        return responses, calls, 0
+    more, unseen = with_unseen_replies(responses, llm_steps)
+    if not unseen:
+        return responses, calls, 0
+    del warnings[mark:]  # said of the tool spans the replies found now may explain
+    for e in execs:
+        e.used = False
+    calls = join_calls(more, execs, llm_steps, provenance, warnings)
+    warnings.append(
+        "model replies read from a later model call's input (their calls left"
+        f" no span of their own; their token usage is not counted): {unseen}"
+    )
+    return more, calls, unseen
 
 
 def _run_error(root: SpanRecord, failed: Sequence[LlmStep]) -> str | None:
@@ -245,12 +284,12 @@ def _conversation(
         history = first_found(run.agent_views, lambda r, v: r.history(v))
         if history is not None:
             if user is None:
-                user = _last_user_text(history.value)
+                user = last_user_text(history.value)
                 if user is not None:
                     provenance["user_content"] = history.source
             if missing:
                 agent = run.agents[0] if run.agents else None
-                responses = _history_responses(history.value, agent, history.source)
+                responses = history_replies(history.value, agent, history.source)
                 missing = 0 if responses else missing
                 provenance["responses"] = history.source
     return user, responses, missing, failed
@@ -276,7 +315,7 @@ def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, st
             return stated.value
     if run.agent_views and classify(run.root) == "workflow":
         for found in all_found(run.agent_views[:1], lambda r, v: r.llm_input(v)):
-            text = _last_user_text(found.value)
+            text = last_user_text(found.value)
             if text is not None:
                 provenance["user_content"] = found.source
                 return text
@@ -287,7 +326,7 @@ def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, st
         if step.agent != first_agent:
             continue
         for found in all_found(step.views, lambda r, v: r.llm_input(v)):
-            text = _last_user_text(found.value)
+            text = last_user_text(found.value)
             if text is not None:
                 provenance["user_content"] = found.source
                 return text
@@ -300,69 +339,6 @@ def _reply(messages: list[Message]) -> Message | None:
         if msg.is_assistant:
             return msg
     return messages[0] if messages else None
-
-
-def _last_user_text(messages: Iterable[Message]) -> str | None:
-    text = None
-    for msg in messages:
-        if msg.is_user:
-            t = msg.text()
-            if t is not None:
-                text = t
-    return text
-
-
-def _run_start(messages: list[Message]) -> int:
-    """Where the current run starts in a history: after its last user text."""
-    start = 0
-    for i, msg in enumerate(messages):
-        if msg.is_user and msg.text() is not None:
-            start = i + 1
-    return start
-
-
-def _history_responses(messages: list[Message], agent: str | None, source: str) -> list[ModelReply]:
-    """The model replies of the current run in a history, each with the results after it."""
-    responses: list[ModelReply] = []
-    for msg in messages[_run_start(messages) :]:
-        if msg.is_assistant:
-            responses.append(ModelReply(agent, msg, source, results=[]))
-        elif responses:
-            results = responses[-1].results
-            if results is not None:
-                results.extend(msg.tool_results())
-    return responses
-
-
-def _results_from_history(
-    run: AgentRun, calls: list[ToolCall], provenance: dict[str, str]
-) -> list[ToolCall]:
-    """Fill results no tool span or next request gave from the run's history, by call id.
-
-    A call answered by the framework itself has no tool span, and when it ends the run
-    no later request feeds its result back (pydantic-ai's ``final_result`` output tool:
-    "Final result processed."); the run's history still has it. Only the current run's
-    part of the history counts (earlier turns may reuse ids), and only by id.
-    """
-    history = first_found(run.agent_views, lambda r, v: r.history(v))
-    if history is None:
-        return calls
-    messages = history.value
-    results: dict[str, JsonValue] = {}
-    for msg in messages[_run_start(messages) :]:
-        for part in msg.tool_results():
-            if part.id:
-                results.setdefault(part.id, part.response)
-    filled = list(calls)
-    for i, call in enumerate(calls):
-        if call.result is None and call.error is None and call.id in results:
-            filled[i] = replace(call, result=results[call.id])
-            sources = provenance.get("tool_results")
-            if sources is None:
-                provenance["tool_results"] = history.source
-            elif history.source not in sources.split(", "):
-                provenance["tool_results"] = f"{sources}, {history.source}"
-    return filled
 
 
 def _final_index(responses: list[ModelReply]) -> int | None:

@@ -256,3 +256,18 @@ def agreeing(recorded: Path, scenario: str, **view_options: bool) -> list[Invoca
     ours = imported(recorded / f"{scenario}.jsonl")
     assert [run_view(i, **view_options) for i in ours] == expected
     return ours
+
+
+def adk_like_view(inv: Invocation) -> dict[str, Any]:
+    """``inv`` as :func:`adk_harness.adk_view` reduces ADK's own invocation."""
+    intermediate: list[tuple[str, str]] = []
+    for r in inv.intermediate_responses:
+        # ADK lists each text part; we join a response's parts with "\n" like ADK's text.
+        intermediate.extend((r.author, t) for t in r.text.split("\n"))
+    return {
+        "user": inv.user_content,
+        "calls": [(c.name, c.args) for c in inv.tool_calls],
+        "results": [c.result for c in inv.tool_calls],
+        "intermediate": intermediate,
+        "final": inv.final_response,
+    }

@@ -12,10 +12,9 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from google.adk.evaluation.eval_case import Invocation as AdkInvocation
-from google.adk.evaluation.eval_case import get_all_tool_calls_with_responses
+from conv_helpers import adk_like_view
 
-from adk_harness import SCENARIOS, AdkRun, ContentMode, SchemaVersion, run_scenario
+from adk_harness import SCENARIOS, AdkRun, ContentMode, SchemaVersion, adk_view, run_scenario
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.model import Invocation, group_conversations
 from tracescore.trajectory import build_invocations
@@ -56,45 +55,6 @@ def rebuild(run: AdkRun) -> list[Invocation]:
     return list(conversation.invocations)
 
 
-def adk_view(inv: AdkInvocation) -> dict[str, Any]:
-    """ADK's invocation reduced to what the criteria compare."""
-    events = inv.intermediate_data.invocation_events  # type: ignore[union-attr]
-    intermediate = [
-        (ev.author, part.text)
-        for ev in events
-        if ev.content is not None and ev.content.parts
-        for part in ev.content.parts
-        if part.text
-    ]
-    calls = get_all_tool_calls_with_responses(inv.intermediate_data)
-    final = inv.final_response
-    return {
-        "user": "\n".join(p.text for p in inv.user_content.parts or [] if p.text is not None),
-        "calls": [(c.name, c.args) for c, _ in calls],
-        "results": [r.response if r is not None else None for _, r in calls],
-        "intermediate": intermediate,
-        "final": (
-            "\n".join(p.text for p in final.parts or [] if p.text is not None)
-            if final is not None and final.parts
-            else None
-        ),
-    }
-
-
-def our_view(inv: Invocation) -> dict[str, Any]:
-    intermediate: list[tuple[str, str]] = []
-    for r in inv.intermediate_responses:
-        # ADK lists each text part; we join a response's parts with "\n" like ADK's text.
-        intermediate.extend((r.author, t) for t in r.text.split("\n"))
-    return {
-        "user": inv.user_content,
-        "calls": [(c.name, c.args) for c in inv.tool_calls],
-        "results": [c.result for c in inv.tool_calls],
-        "intermediate": intermediate,
-        "final": inv.final_response,
-    }
-
-
 @pytest.mark.parametrize(("schema", "content"), CAPTURED, ids=[f"{s}-{c}" for s, c in CAPTURED])
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_rebuilt_invocations_equal_adks(
@@ -105,7 +65,7 @@ def test_rebuilt_invocations_equal_adks(
     assert len(ours) == len(run.adk_invocations)
     for mine, theirs in zip(ours, run.adk_invocations, strict=True):
         expected = adk_view(theirs)
-        got = our_view(mine)
+        got = adk_like_view(mine)
         if name == "tool_raises":
             # ADK has no response for the call that raised; we carry the error instead.
             expected["results"] = got["results"]

@@ -535,7 +535,9 @@ def test_real_adk_schema1_with_openinference() -> None:
         "status": "ok",
         "reason_code": None,
         "usage": (480, 37),
-        "source": ("llm.input_messages", "llm.output_messages"),
+        # On ADK's own spans the reply is read whole from output.value (see
+        # openinference._adk_response).
+        "source": ("llm.input_messages", "output.value"),
     }
     assert inv.invocation_id == adk["invocation_id"]
     assert inv.agents == ("weather_agent",)

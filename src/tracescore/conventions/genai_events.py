@@ -267,8 +267,13 @@ class GenAIEvents(ConventionReader):
         return None
 
     def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
-        """``gen_ai.input.messages`` of the first details event that has it."""
-        hit = self._first(view, "gen_ai.input.messages")
+        """``gen_ai.input.messages`` of the last details event that has it.
+
+        The last, as for the output: a span holding several model calls' events (ADK
+        schema 2 under OpenInference's instrumentor writes every call of an agent onto
+        its agent span) is read as its last call, whose input holds the whole history.
+        """
+        hit = self._first(view, "gen_ai.input.messages", last=True)
         return None if hit is None else messages_attr(view, hit[0], hit[1])
 
     def llm_output(self, view: SpanView) -> Found[list[Message]] | None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal, cast
 
+from tracescore.conventions.adk import ADK_SCOPE
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -400,6 +401,10 @@ class OpenInference(ConventionReader):
         """
         if not self._applies(view):
             return None
+        if view.span.scope == ADK_SCOPE:
+            whole = _adk_response(view)
+            if whole is not None:
+                return whole
         msgs = _messages(_parse_flat(view)[1], "assistant")
         if len(msgs) > 1 and _responses_api(view.span):
             msgs = one_reply(msgs)
@@ -497,6 +502,25 @@ def _input_messages(data: JsonValue) -> list[Message]:
     if "role" in data:
         return messages_from_value(data)
     return []
+
+
+def _adk_response(view: SpanView) -> Found[list[Message]] | None:
+    """The reply in ``output.value`` when it is an ADK ``LlmResponse`` (``content``).
+
+    OpenInference's instrumentor for google-adk writes onto ADK's own spans; over schema
+    2, every model call of an agent lands on that agent's one span. Each call sets its
+    ``llm.output_messages.*`` key by key, and keys an earlier reply set that the last
+    did not (its tool call at part 1, say) linger beside it. ``output.value`` is
+    rewritten whole by each call: the last reply as it was.
+    """
+    found = parse_content(view, view.span.attributes.get(OUTPUT_VALUE), OUTPUT_VALUE)
+    if found is None or not isinstance(found.value, dict):
+        return None
+    content = found.value.get("content")
+    if not isinstance(content, Mapping):
+        return None
+    msg = message_from_obj(content, default_role="assistant")
+    return None if msg is None else Found([msg], OUTPUT_VALUE, found.truncated)
 
 
 def _output_messages(data: JsonValue) -> list[Message]:
