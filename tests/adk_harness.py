@@ -72,6 +72,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.mcp_tool import McpToolset, StreamableHTTPConnectionParams
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from opentelemetry import _logs as otel_logs
@@ -87,6 +88,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 from pydantic import ConfigDict, Field
+
+import mcp_server
 
 __all__ = [
     "CONTENT_MODES",
@@ -634,6 +637,32 @@ def non_ascii() -> Scenario:
     )
 
 
+def mcp_tools() -> Scenario:
+    """Two calls of a tool served over MCP (``mcp_server``), one of which fails.
+
+    ADK's ``execute_tool`` span holds the SDK's client and server spans of the same call.
+    """
+    toolset = McpToolset(connection_params=StreamableHTTPConnectionParams(url=mcp_server.url()))
+    agent, queue = _llm_agent(
+        "forecast_agent",
+        [
+            model_response(
+                call("forecast", city="Lisbon", days=2), call("forecast", city="Atlantis", days=1)
+            ),
+            model_response(text("Lisbon: sunny in two days. Atlantis has no forecast.")),
+        ],
+        instruction="Answer with the forecast tool.",
+        tools=[toolset],
+    )
+    return Scenario(
+        "mcp_tools",
+        agent,
+        ["Forecasts for Lisbon in 2 days and Atlantis tomorrow?"],
+        [queue],
+        description="two parallel calls of an MCP tool; the second fails on the server",
+    )
+
+
 def agent_tool() -> Scenario:
     """An AgentTool wrapping another LlmAgent (a nested runner invocation)."""
     translator, translator_queue = _llm_agent(
@@ -672,6 +701,7 @@ SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "sequential_pipeline": sequential_pipeline,
     "non_ascii": non_ascii,
     "agent_tool": agent_tool,
+    "mcp_tools": mcp_tools,
 }
 """Scenario builders by name; each call builds a fresh agent tree and script."""
 

@@ -43,11 +43,14 @@ from pydantic import BaseModel
 from strands import Agent, ModelRetryStrategy, tool
 from strands.models.model import Model
 from strands.multiagent import GraphBuilder, Swarm
+from strands.tools.mcp import MCPClient
+from strands.tools.mcp._compat import streamable_http_transport
 from strands.types.content import Messages
 from strands.types.exceptions import ModelThrottledException
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
+import mcp_server
 from recording import Recorder, record_scenarios
 
 #: Content modes: the environment of each run (``TRACESCORE_HARNESS_OPENINFERENCE`` adds
@@ -293,6 +296,31 @@ def tool_raises() -> list[dict[str, Any]]:
     return _turns(agent, ["Where is order -1?"])
 
 
+def mcp_tools() -> list[dict[str, Any]]:
+    """Two calls of a tool served over MCP (``mcp_server``); the server fails the second.
+
+    Strands' ``execute_tool`` span holds the MCP SDK's client and server spans of each.
+    """
+    client = MCPClient(lambda: streamable_http_transport(mcp_server.url()))
+    with client:
+        agent = Agent(
+            model=ScriptedModel(
+                [
+                    [
+                        Call("forecast", {"city": "Lisbon", "days": 2}, "m1"),
+                        Call("forecast", {"city": "Atlantis", "days": 1}, "m2"),
+                    ],
+                    ["Lisbon: sunny in two days. Atlantis has no forecast."],
+                ]
+            ),
+            tools=client.list_tools_sync(),
+            name="forecast_agent",
+            callback_handler=None,
+            system_prompt="You are forecast_agent.",
+        )
+        return _turns(agent, ["Forecasts for Lisbon in 2 days and Atlantis tomorrow?"])
+
+
 def no_tools() -> list[dict[str, Any]]:
     return _turns(_agent("plain", [["Hello! Ça va ? 👋"]]), ["Say hello — en français."])
 
@@ -410,6 +438,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         no_tools,
         two_turn_session,
         agent_as_tool,
+        mcp_tools,
         swarm,
         graph,
         model_error,

@@ -292,6 +292,55 @@ def test_results_from_next_request_when_no_tool_span() -> None:
     assert inv.provenance["tool_results"] == "gen_ai.input.messages"
 
 
+def test_a_result_from_the_next_request_is_the_calls_own_not_a_siblings() -> None:
+    """Two parallel calls of one tool; only the first's span recorded its result.
+
+    The results fed back pair with both calls in order: the second takes the second.
+    """
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    calls = reply(call("t", {"x": 1}, "c1"), call("t", {"x": 2}, "c2"))
+    chat(tb, root, [user("q")], calls)
+    tool(tb, root, "t", {"x": 1}, "one", "c1")
+    tool(tb, root, "t", {"x": 2}, None, "c2", status=STATUS_ERROR)
+    results = {
+        "role": "tool",
+        "parts": [
+            {"type": "tool_call_response", "id": "c1", "name": "t", "response": "one"},
+            {"type": "tool_call_response", "id": "c2", "name": "t", "response": "two failed"},
+        ],
+    }
+    chat(tb, root, [user("q"), *calls, results], reply(text("done")))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.result, c.error is not None) for c in inv.tool_calls] == [
+        ("one", False),
+        ("two failed", True),
+    ]
+
+
+def test_a_tool_spans_result_in_its_output_messages() -> None:
+    """Strands' attributes-only mode: a failed tool's result is only a response part."""
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(call("t", {}, "c1"), call("u", {}, "c2")))
+    for name, cid, response in (("t", "c1", [{"text": "boom"}]), ("u", "c2", {"ok": 1})):
+        out = [
+            {
+                "role": "tool",
+                "parts": [
+                    {"type": "tool_call_response", "id": "other", "response": "not this"},
+                    {"type": "tool_call_response", "id": cid, "response": response},
+                ],
+            }
+        ]
+        extra: dict[str, Any] = {"gen_ai.output.messages": out}
+        tool(tb, root, name, {}, None, cid, **extra)
+    chat(tb, root, [user("q")], reply(text("done")))
+    [inv] = build_invocations(tb.spans)
+    # One text block is its text, as Strands' gen_ai.tool.call.result is read.
+    assert [c.result for c in inv.tool_calls] == ["boom", {"ok": 1}]
+
+
 def test_a_failed_span_without_error_type_or_message_names_its_exception_event() -> None:
     errors = []
     exceptions: list[dict[str, Any]] = [
@@ -434,3 +483,59 @@ def test_model_context_is_left_out_on_request_and_nothing_else_changes() -> None
         full, system_instructions=None, tool_definitions=None
     )
     assert [c.name for c in lean.tool_calls] == ["lookup"]
+
+
+def test_an_mcp_servers_own_trace_is_no_agent_run() -> None:
+    """The ``mcp`` SDK's server span for a call whose client sent no trace context.
+
+    Attributes as ``mcp.server._otel.OpenTelemetryMiddleware`` writes them (SDK 2.1).
+    """
+    tb = TraceBuilder()
+    served = tb.span(
+        "tools/call forecast",
+        attrs={
+            "mcp.method.name": "tools/call",
+            "mcp.protocol.version": "2025-11-25",
+            "jsonrpc.request.id": "3",
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "forecast",
+        },
+    )
+    tb.spans[-1] = replace(served, kind=2)  # SERVER
+    assert build_invocations(tb.spans) == []
+    # The same span from a client (or a framework's tool span alone) is still reported.
+    tb.spans[-1] = replace(served, kind=3)  # CLIENT
+    [inv] = build_invocations(tb.spans)
+    assert inv.reason_code == "no_model_call"
+    assert [c.name for c in inv.tool_calls] == ["forecast"]
+
+
+def test_a_call_takes_the_failure_of_its_mcp_server_span() -> None:
+    """OpenInference's OpenAI Agents tool span says OK when the MCP server failed the call.
+
+    The MCP SDK's server span of the same call, inside it, says why; a failed tool of
+    another name inside a tool is that tool's own business.
+    """
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(call("forecast", {}, "m1"), call("lookup", {}, "m2")))
+    for name, inner in (("forecast", "forecast"), ("lookup", "other")):
+        outer = tool(tb, root, name, {}, "Error executing tool", f"id-{name}")
+        client = tb.span(f"MCP send tools/call {inner}", outer, attrs={"mcp.method.name": "x"})
+        tb.span(
+            f"tools/call {inner}",
+            client,
+            attrs={
+                "mcp.method.name": "tools/call",
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": inner,
+                "error.type": "tool_error",
+            },
+            status=STATUS_ERROR,
+        )
+    chat(tb, root, [user("q")], reply(text("done")))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.name, c.error) for c in inv.tool_calls] == [
+        ("forecast", "tool_error"),
+        ("lookup", None),
+    ]

@@ -12,6 +12,7 @@ warning: dropping them would lose real calls.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -99,17 +100,35 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def execution(view: SpanView, agent: str | None) -> Execution:
-    """Read a tool span (every convention, field by field) into an :class:`Execution`."""
+def execution(view: SpanView, agent: str | None, nested: Sequence[SpanRecord] = ()) -> Execution:
+    """Read a tool span (every convention, field by field) into an :class:`Execution`.
+
+    ``nested`` are the tool spans inside it. A call whose own span did not fail takes
+    the error of a nested span of the same tool: the MCP SDK's server span of the call
+    fails when the server reports a tool error, under an instrumentation that records
+    the client's tool span as a success (OpenInference's for the OpenAI Agents SDK).
+    """
     io = merged_tool_io(view)
     span = view.span
     call_id = io.call_id if io.call_id not in _NO_IDS else None
+    name = io.name or span.name
+    error = span_error(span)
+    if error is None:
+        error = next(
+            (
+                failed
+                for inner in nested
+                if inner.attributes.get("gen_ai.tool.name") == name
+                and (failed := span_error(inner)) is not None
+            ),
+            None,
+        )
     return Execution(
-        name=io.name or span.name,
+        name=name,
         call_id=call_id,
         args=io.args.value if io.args is not None else None,
         result=io.result.value if io.result is not None else None,
-        error=span_error(span),
+        error=error,
         agent=agent,
         span=span,
     )
@@ -174,11 +193,14 @@ def join_calls(
             )
     if calls:
         provenance["tool_calls"] = provenance.get("responses", "model output")
-    pending: dict[int, list[int]] = {}
-    for i, call in enumerate(calls):
-        if call.result is None:
-            pending.setdefault(id(origin[i]), []).append(i)
-    for indices in pending.values():
+    # Each reply's calls, for those that lack a result: all of them pair with the results
+    # fed back, in order, so one answered by its span still takes its own result's place.
+    by_reply: dict[int, list[int]] = {}
+    for i in range(len(calls)):
+        by_reply.setdefault(id(origin[i]), []).append(i)
+    for indices in by_reply.values():
+        if all(calls[i].result is not None for i in indices):
+            continue
         resp = origin[indices[0]]
         if resp.results is not None:
             _pair_results(calls, indices, resp.results, resp.source, provenance)
@@ -222,15 +244,20 @@ def _pair_results(
     source: str,
     provenance: dict[str, str],
 ) -> None:
-    """Give each call in ``indices`` the first unused result of the same name, in order."""
+    """Pair each call in ``indices`` with the first unused result of the same name, in order.
+
+    A call without a result takes its pair's; one that has a result keeps it, its pair
+    only used up (parallel calls of one tool, the first answered by its span).
+    """
     taken = [False] * len(results)
     for idx in indices:
         call = calls[idx]
         for j, res in enumerate(results):
             if not taken[j] and res.name in (call.name, None):
                 taken[j] = True
-                calls[idx] = replace(call, result=res.response)
-                provenance["tool_results"] = source
+                if call.result is None:
+                    calls[idx] = replace(call, result=res.response)
+                    provenance["tool_results"] = source
                 break
 
 

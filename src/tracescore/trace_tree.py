@@ -50,10 +50,15 @@ class LlmStep:
 
 @dataclass(slots=True)
 class ToolStep:
-    """One tool execution span and the agent that ran it."""
+    """One tool execution span, the agent that ran it, and the tool spans inside it.
+
+    Those are the same call recorded again by the layers under the tool (an MCP SDK's
+    client and server spans), or tools the tool called: never calls of their own.
+    """
 
     view: SpanView
     agent: str | None
+    nested: list[SpanRecord] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -128,18 +133,49 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
                     owner.llm_steps.append(llm)
                 else:
                     llm.nested.append(view(span))
-            elif kind == "tool" and tool is None:
-                owner.tool_steps.append(ToolStep(view(span), agent))
-                tool = span
+            elif kind == "tool":
+                if tool is None:
+                    owner.tool_steps.append(ToolStep(view(span), agent))
+                    tool = span
+                else:
+                    step = _step_of(owner, tool)
+                    if step is not None:
+                        step.nested.append(span)
             kids = children.get(span.span_id)
             if kids:
                 ctx: _Ctx = (run, agent, tool, llm)
                 # Reverse start order on a LIFO stack = visit children in start order.
                 stack.extend((kid, ctx) for kid in reversed(kids))
-        if loose.llm_steps or (loose.tool_steps and not runs):
+        if loose.llm_steps or (loose.tool_steps and not runs and not _served(loose.tool_steps)):
             runs.append(loose)
     runs.sort(key=lambda r: r.root.start_ns)
     return runs
+
+
+def _step_of(run: AgentRun, tool: SpanRecord) -> ToolStep | None:
+    """The run's step of ``tool``: the latest step, as the tree is walked depth first."""
+    for step in reversed(run.tool_steps):
+        if step.view.span is tool:
+            return step
+    return None  # pragma: no cover - the enclosing tool is always a step of the run
+
+
+#: OTLP ``SpanKind.SERVER``.
+_SERVER = 2
+
+
+def _served(tools: Sequence[ToolStep]) -> bool:
+    """Every tool span is the server side of an MCP call, in a trace of its own.
+
+    The ``mcp`` SDK traces each ``tools/call`` a server handles (a SERVER span saying
+    ``gen_ai.operation.name = execute_tool``). Without the client's trace context it
+    starts a trace of its own: the MCP server's work, not an agent run (the agent's
+    call is in the agent's trace), so the trace has no agent activity.
+    """
+    return all(
+        step.view.span.kind == _SERVER and "mcp.method.name" in step.view.span.attributes
+        for step in tools
+    )
 
 
 def _start(span: SpanRecord) -> int:

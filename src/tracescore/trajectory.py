@@ -121,7 +121,7 @@ def _build(
     tool_steps = sorted(run.tool_steps, key=lambda s: s.view.span.start_ns)
 
     user, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
-    execs = [execution(step.view, step.agent) for step in tool_steps]
+    execs = [execution(step.view, step.agent, step.nested) for step in tool_steps]
     inferences = len(llm_steps)
     if responses and not missing_outputs:
         responses, calls, unseen = _joined_calls(responses, execs, llm_steps, provenance, warnings)

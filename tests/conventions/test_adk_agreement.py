@@ -115,3 +115,37 @@ def test_agent_tool_inner_run_is_a_separate_invocation() -> None:
     assert inner.agent == "translator"
     assert [c.name for c in outer.tool_calls] == ["translator"]
     assert inner.conversation_id != outer.conversation_id
+
+
+@pytest.mark.parametrize(("schema", "content"), [("v1", "default"), ("v2", "SPAN_ONLY")])
+def test_a_tool_served_over_mcp_counts_once_under_the_sdks_own_spans(
+    schema: SchemaVersion, content: ContentMode
+) -> None:
+    """ADK's ``execute_tool`` span holds the MCP SDK's client and server spans of the call.
+
+    The server's says ``gen_ai.operation.name = execute_tool`` too: the call is ADK's span,
+    once, and the failure the server reported is its error.
+    """
+    run = run_scenario("mcp_tools", schema=schema, content=content)
+    [inv] = rebuild(run)
+    server_calls = [
+        s
+        for s in run.spans
+        if (s.attributes or {}).get("mcp.method.name") == "tools/call"
+        and (s.attributes or {}).get("gen_ai.operation.name") == "execute_tool"
+    ]
+    assert len(server_calls) == 2
+    adk_spans = run.spans_named("execute_tool forecast")
+    assert [c.span_id for c in inv.tool_calls] == [
+        f"{s.context.span_id:016x}" for s in sorted(adk_spans, key=lambda s: s.start_time or 0)
+    ]
+    assert [(c.name, c.args) for c in inv.tool_calls] == [
+        ("forecast", {"city": "Lisbon", "days": 2}),
+        ("forecast", {"city": "Atlantis", "days": 1}),
+    ]
+    assert inv.tool_calls[0].error is None
+    assert inv.tool_calls[1].error is not None
+    assert inv.tool_calls[1].result == {
+        "content": [{"type": "text", "text": "Error executing tool forecast"}],
+        "isError": True,
+    }

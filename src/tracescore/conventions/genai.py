@@ -48,6 +48,9 @@ OPERATION_KINDS: Final[dict[str, StepKind]] = {
     "invoke_graph": "workflow",
 }
 
+#: Where semconv >= 1.37 puts a call's output messages (a tool span's, for Strands).
+OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+
 # The latest-experimental mode takes a mode name, not "true" (a "true" there is
 # rejected and nothing is captured: checked with opentelemetry-instrumentation-openai-v2).
 CAPTURE_HINT: Final = (
@@ -78,6 +81,23 @@ def int_attr(span: SpanRecord, *keys: str) -> int | None:
             if number is not None:
                 return number
     return None
+
+
+def _result_message(view: SpanView, call_id: str | None) -> Found[JsonValue] | None:
+    """A tool span's result as a ``tool_call_response`` in its ``gen_ai.output.messages``.
+
+    Strands, writing its events as attributes (``gen_ai_span_attributes_only``), sets
+    ``gen_ai.tool.call.result`` only for a tool that succeeded; a failed one's result
+    (the error text the model is given) is only there. The part of this call's id wins.
+    """
+    found = messages_attr(view, view.span.attributes.get(OUTPUT_MESSAGES), OUTPUT_MESSAGES)
+    if found is None:
+        return None
+    parts = [part for msg in found.value for part in msg.tool_results()]
+    part = next((p for p in parts if call_id is not None and p.id == call_id), None)
+    if part is None and len(parts) == 1:
+        part = parts[0]
+    return None if part is None else Found(part.response, OUTPUT_MESSAGES, found.truncated)
 
 
 def messages_attr(
@@ -148,7 +168,7 @@ class GenAIAttributes(ConventionReader):
         choices: its several messages are its output items (OpenLLMetry's OpenAI Agents
         instrumentation), merged into one reply.
         """
-        key = "gen_ai.output.messages"
+        key = OUTPUT_MESSAGES
         value = view.span.attributes.get(key)
         found = messages_attr(view, value, key, default_role="assistant")
         if found is not None and len(found.value) > 1 and _responses_api(view.span):
@@ -186,14 +206,17 @@ class GenAIAttributes(ConventionReader):
             return None
         call_id = attrs.get("gen_ai.tool.call.id")
         args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+        call_id = str(call_id) if call_id not in (None, "") else None
         result = parse_content(view, attrs.get(result_key), result_key)
+        if result is None and OUTPUT_MESSAGES in attrs:
+            result = _result_message(view, call_id)
         if result is not None:
             # Strands writes its content blocks here (``[{"text": ...}]``): read as the
             # same result from its events is (one text or JSON block is its value).
             result = Found(simplify_blocks(result.value), result.source, result.truncated)
         return ToolIO(
             name=name,
-            call_id=str(call_id) if call_id not in (None, "") else None,
+            call_id=call_id,
             args=parse_content(view, attrs.get(args_key), args_key),
             result=result,
         )
