@@ -514,28 +514,32 @@ def test_a_call_takes_the_failure_of_its_mcp_server_span() -> None:
     """OpenInference's OpenAI Agents tool span says OK when the MCP server failed the call.
 
     The MCP SDK's server span of the same call, inside it, says why; a failed tool of
-    another name inside a tool is that tool's own business.
+    another name inside a tool is that tool's own business; of two server spans of the
+    tool inside one tool span (a tool that retried its MCP call), none says how it ended.
     """
     tb = TraceBuilder()
     root = agent(tb, "a")
-    chat(tb, root, [user("q")], reply(call("forecast", {}, "m1"), call("lookup", {}, "m2")))
-    for name, inner in (("forecast", "forecast"), ("lookup", "other")):
+    replied = [call("forecast", {}, "m1"), call("lookup", {}, "m2"), call("fc", {}, "m3")]
+    chat(tb, root, [user("q")], reply(*replied))
+    # Each tool span: the tool the server spans inside it name, and their statuses.
+    inside = {"forecast": ("forecast", [STATUS_ERROR]), "lookup": ("other", [STATUS_ERROR])}
+    inside["fc"] = ("fc", [0, STATUS_ERROR])
+    for name, (served, statuses) in inside.items():
         outer = tool(tb, root, name, {}, "Error executing tool", f"id-{name}")
-        client = tb.span(f"MCP send tools/call {inner}", outer, attrs={"mcp.method.name": "x"})
-        tb.span(
-            f"tools/call {inner}",
-            client,
-            attrs={
+        for status in statuses:
+            client = tb.span(f"MCP send tools/call {served}", outer, attrs={"x": 1})
+            attrs = {
                 "mcp.method.name": "tools/call",
                 "gen_ai.operation.name": "execute_tool",
-                "gen_ai.tool.name": inner,
-                "error.type": "tool_error",
-            },
-            status=STATUS_ERROR,
-        )
+                "gen_ai.tool.name": served,
+            }
+            if status:
+                attrs["error.type"] = "tool_error"
+            tb.span(f"tools/call {served}", client, attrs=attrs, status=status)
     chat(tb, root, [user("q")], reply(text("done")))
     [inv] = build_invocations(tb.spans)
     assert [(c.name, c.error) for c in inv.tool_calls] == [
         ("forecast", "tool_error"),
         ("lookup", None),
+        ("fc", None),
     ]

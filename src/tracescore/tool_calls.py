@@ -104,25 +104,21 @@ def execution(view: SpanView, agent: str | None, nested: Sequence[SpanRecord] = 
     """Read a tool span (every convention, field by field) into an :class:`Execution`.
 
     ``nested`` are the tool spans inside it. A call whose own span did not fail takes
-    the error of a nested span of the same tool: the MCP SDK's server span of the call
-    fails when the server reports a tool error, under an instrumentation that records
-    the client's tool span as a success (OpenInference's for the OpenAI Agents SDK).
+    the error of the one nested span of the same tool: the MCP SDK's server span of the
+    call fails when the server reports a tool error, under an instrumentation that
+    records the client's tool span as a success (OpenInference's for the OpenAI Agents
+    SDK). With several (a tool that retried its MCP call, say), nothing tells which
+    answer the call ended with.
     """
     io = merged_tool_io(view)
     span = view.span
     call_id = io.call_id if io.call_id not in _NO_IDS else None
     name = io.name or span.name
     error = span_error(span)
-    if error is None:
-        error = next(
-            (
-                failed
-                for inner in nested
-                if inner.attributes.get("gen_ai.tool.name") == name
-                and (failed := span_error(inner)) is not None
-            ),
-            None,
-        )
+    if error is None and nested:
+        same = [inner for inner in nested if inner.attributes.get("gen_ai.tool.name") == name]
+        if len(same) == 1:
+            error = span_error(same[0])
     return Execution(
         name=name,
         call_id=call_id,
@@ -196,8 +192,9 @@ def join_calls(
     # Each reply's calls, for those that lack a result: all of them pair with the results
     # fed back, in order, so one answered by its span still takes its own result's place.
     by_reply: dict[int, list[int]] = {}
-    for i in range(len(calls)):
-        by_reply.setdefault(id(origin[i]), []).append(i)
+    if any(call.result is None for call in calls):
+        for i in range(len(calls)):
+            by_reply.setdefault(id(origin[i]), []).append(i)
     for indices in by_reply.values():
         if all(calls[i].result is not None for i in indices):
             continue
