@@ -1,42 +1,61 @@
-"""Real google-adk agents under OpenInference's instrumentor for google-adk, recorded.
+"""Real google-adk agents under an OpenInference instrumentor, recorded.
 
-``openinference-instrumentation-google-adk`` patches ADK process-wide, so this runs in a
-child process of its own (``conv_helpers.run_harness``). It runs every scenario of
-``adk_harness`` in both telemetry schemas and every content mode, with the instrumentor
-on, and writes to ``OUT_DIR``:
+Two ways teams send ADK's traces to Phoenix or Arize, each beside ADK's own telemetry:
+
+* ``adk``: ``openinference-instrumentation-google-adk``, which writes its attributes onto
+  ADK's own spans and adds spans of its own; the agents keep the scripted model;
+* ``google-genai``: ``openinference-instrumentation-google-genai``, which traces the
+  google-genai client's calls. The agents' model is then ADK's real ``Gemini`` class:
+  google-genai posts to :class:`fake_judges.FakeGemini` (``GOOGLE_GEMINI_BASE_URL``),
+  which answers each agent (told by the name ADK writes into its system instruction)
+  with the next response of that agent's script, as a ``generateContent`` reply. Its
+  LLM span sits inside ADK's model-call span.
+
+Both patch process-wide, so this runs in a child process of its own
+(``conv_helpers.run_harness``). It runs every scenario of ``adk_harness`` in both
+telemetry schemas and every content mode and writes to ``OUT_DIR``:
 
 * ``<schema>-<content>-<scenario>.jsonl``: the run's spans, then its log records, each
   through the real OTLP encoder as one OTLP JSON document (a trace line and a log line,
   as the Collector's ``file`` exporter writes them);
 * ``expected.json``: per run, ADK's own invocations (``adk_harness.adk_view`` of
   ``EvaluationGenerator.convert_events_to_eval_invocations``), their invocation ids, the
-  session id, the model calls the scripted model served and the errors turns raised.
+  session id, the model calls the scripts served and the errors turns raised.
 
 Usage::
 
-    python tests/adk_openinference_harness.py OUT_DIR
+    python tests/adk_openinference_harness.py {adk|google-genai} OUT_DIR
 
 (OpenInference's ``TraceConfig(hide_inputs=True, hide_outputs=True)`` redacts only the
-spans the instrumentor starts itself: 1.0.5 still writes every message onto ADK's own
-spans, so there is no mode here where nothing is captured.)
+spans the google-adk instrumentor starts itself: 1.0.5 still writes every message onto
+ADK's own spans, so there is no mode here where nothing is captured.)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.llm_agent import LlmAgent
+from google.adk.models.google_llm import Gemini
 from google.protobuf.json_format import MessageToDict
 from openinference.instrumentation.google_adk import GoogleADKInstrumentor
+from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 import adk_harness
+from fake_judges import FakeGemini, FakeReply
 
-#: Every schema and content mode; in schema 2's default and in NO_CONTENT, ADK captures
-#: no content, but the instrumentor's own attributes do.
+INSTRUMENTORS = ("adk", "google-genai")
+#: Every schema and content mode; where ADK captures no content (schema 2's default,
+#: NO_CONTENT) the instrumentor's attributes still do.
 MODES: list[tuple[adk_harness.SchemaVersion, adk_harness.ContentMode]] = [
     ("v1", "default"),
     ("v1", "EVENT_ONLY"),
@@ -47,8 +66,6 @@ MODES: list[tuple[adk_harness.SchemaVersion, adk_harness.ContentMode]] = [
     ("v2", "EVENT_ONLY"),
     ("v2", "NO_CONTENT"),
 ]
-#: With ``--hide``: nothing captured anywhere.
-HIDDEN_MODES: list[tuple[adk_harness.SchemaVersion, adk_harness.ContentMode]] = [("v2", "default")]
 
 
 def record_name(schema: str, content: str, scenario: str) -> str:
@@ -75,20 +92,96 @@ def expected(run: adk_harness.AdkRun) -> dict[str, Any]:
     }
 
 
+class GeminiScripts:
+    """The agents' scripts, served by :class:`FakeGemini` to ADK's real ``Gemini`` model."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, adk_harness.ResponseQueue] = {}
+
+    def swap_models(self, agent: BaseAgent) -> None:
+        """Give every scripted agent of the tree the real model; keep its script here."""
+        if isinstance(agent, LlmAgent) and isinstance(agent.model, adk_harness.ScriptedLlm):
+            self.queues[agent.name] = agent.model.queue
+            agent.model = Gemini(model="gemini-2.5-flash")
+        for sub in agent.sub_agents:
+            self.swap_models(sub)
+        if isinstance(agent, LlmAgent):
+            for tool in agent.tools:
+                inner = getattr(tool, "agent", None)  # an AgentTool's agent
+                if isinstance(inner, BaseAgent):
+                    self.swap_models(inner)
+
+    def reply(self, request: dict[str, Any], _index: int) -> FakeReply:
+        """The next response of the agent whose system instruction names it."""
+        system = json.dumps(request.get("systemInstruction", ""), ensure_ascii=False)
+        [name] = [n for n in self.queues if f'Your internal name is \\"{n}\\"' in system]
+        response = self.queues[name].pop(None)  # type: ignore[arg-type]  # request unused
+        assert response.content is not None and response.usage_metadata is not None
+        usage = response.usage_metadata
+        return FakeReply(
+            body={
+                "candidates": [
+                    {
+                        "content": response.content.model_dump(
+                            mode="json", by_alias=True, exclude_none=True
+                        ),
+                        "finishReason": "STOP",
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": {
+                    "promptTokenCount": usage.prompt_token_count,
+                    "candidatesTokenCount": usage.candidates_token_count,
+                    "totalTokenCount": usage.total_token_count,
+                },
+                "modelVersion": "gemini-2.5-flash-001",
+            }
+        )
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Every scenario built meanwhile talks to the fake through the real model."""
+        originals = dict(adk_harness.SCENARIOS)
+
+        def swapped(build: Callable[[], adk_harness.Scenario]) -> adk_harness.Scenario:
+            scenario = build()
+            self.queues.clear()
+            self.swap_models(scenario.root_agent)
+            return scenario
+
+        with FakeGemini(self.reply) as fake:
+            os.environ["GOOGLE_GEMINI_BASE_URL"] = fake.base_url
+            os.environ["GOOGLE_API_KEY"] = "test-key"  # the fake checks none
+            os.environ.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
+            for name, build in originals.items():
+                adk_harness.SCENARIOS[name] = lambda build=build: swapped(build)  # type: ignore[misc]
+            try:
+                yield
+            finally:
+                adk_harness.SCENARIOS.update(originals)
+
+
 def main(argv: list[str]) -> int:
-    [out] = [Path(a) for a in argv]
+    instrumentor, out = argv[0], Path(argv[1])
     out.mkdir(parents=True, exist_ok=True)
     adk_harness.install_telemetry()
     capture = adk_harness._state.capture
     assert capture is not None
-    GoogleADKInstrumentor().instrument(tracer_provider=capture.tracer_provider)
+    scripts = GeminiScripts()
+    if instrumentor == "adk":
+        GoogleADKInstrumentor().instrument(tracer_provider=capture.tracer_provider)
+        serving: AbstractContextManager[None] = nullcontext()
+    else:
+        GoogleGenAIInstrumentor().instrument(tracer_provider=capture.tracer_provider)
+        serving = scripts.serving()
     records: dict[str, Any] = {}
-    for schema, content in MODES:
-        for scenario in adk_harness.SCENARIOS:
-            run = adk_harness.run_scenario(scenario, schema=schema, content=content)
-            name = record_name(schema, content, scenario)
-            write_run(run, out / name)
-            records[name] = expected(run)
+    with serving:
+        for schema, content in MODES:
+            for scenario in adk_harness.SCENARIOS:
+                run = adk_harness.run_scenario(scenario, schema=schema, content=content)
+                name = record_name(schema, content, scenario)
+                write_run(run, out / name)
+                records[name] = expected(run)
     (out / "expected.json").write_text(json.dumps(records, ensure_ascii=False, indent=1))
     return 0
 
