@@ -62,6 +62,8 @@ from typing import Any, Final, Literal, get_args
 
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.llm_agent import LlmAgent
+from google.adk.agents.loop_agent import LoopAgent
+from google.adk.agents.parallel_agent import ParallelAgent
 from google.adk.agents.sequential_agent import SequentialAgent
 from google.adk.evaluation.eval_case import Invocation, get_all_tool_calls_with_responses
 from google.adk.evaluation.evaluation_generator import EvaluationGenerator
@@ -72,8 +74,10 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.exit_loop_tool import exit_loop
 from google.adk.tools.mcp_tool import McpToolset, StreamableHTTPConnectionParams
 from google.adk.tools.tool_context import ToolContext
+from google.adk.workflow import START, Workflow
 from google.genai import types
 from opentelemetry import _logs as otel_logs
 from opentelemetry import trace as otel_trace
@@ -95,6 +99,7 @@ __all__ = [
     "CONTENT_MODES",
     "MANAGED_ENV_VARS",
     "SCENARIOS",
+    "TURN_ENDING_CALLS",
     "SCHEMAS",
     "AdkRun",
     "ContentMode",
@@ -365,7 +370,7 @@ class Scenario:
 
     Attributes:
         name: Scenario name (a key of :data:`SCENARIOS`).
-        root_agent: The agent the runner starts at.
+        root_agent: The agent (or ADK 2 ``Workflow``) the runner starts at.
         user_messages: One user text per turn (= per ADK invocation).
         queues: Every response queue used; all must be empty after the run.
         expected_invocations: How many invocations ADK's
@@ -376,7 +381,7 @@ class Scenario:
     """
 
     name: str
-    root_agent: BaseAgent
+    root_agent: BaseAgent | Workflow
     user_messages: list[str]
     queues: list[ResponseQueue]
     expected_invocations: int = 1
@@ -586,8 +591,8 @@ def transfer_to_sub_agent() -> Scenario:
     )
 
 
-def sequential_pipeline() -> Scenario:
-    """A SequentialAgent running two LlmAgents one after the other."""
+def _researcher_and_writer() -> tuple[LlmAgent, ResponseQueue, LlmAgent, ResponseQueue]:
+    """A researcher (one tool call, then notes) and a writer (a report from the notes)."""
     researcher, researcher_queue = _llm_agent(
         "researcher",
         [
@@ -602,6 +607,12 @@ def sequential_pipeline() -> Scenario:
         [model_response(text("Report: Paris is sunny today at 21.5°C."))],
         instruction="Write a one-line report from the research notes.",
     )
+    return researcher, researcher_queue, writer, writer_queue
+
+
+def sequential_pipeline() -> Scenario:
+    """A SequentialAgent running two LlmAgents one after the other."""
+    researcher, researcher_queue, writer, writer_queue = _researcher_and_writer()
     with warnings.catch_warnings():
         # 2.13 deprecates SequentialAgent in favour of Workflow; it still works.
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -634,6 +645,77 @@ def non_ascii() -> Scenario:
         ["東京の天気は？ ما هو الطقس في طوكيو؟ 🌤️"],
         [queue],
         description="non-ASCII text and args",
+    )
+
+
+def parallel_fanout() -> Scenario:
+    """SequentialAgent(ParallelAgent(two agents, a tool each) -> a merger): branches run
+    concurrently, one invocation."""
+    paris, paris_queue = _llm_agent(
+        "paris_agent",
+        [model_response(call("get_weather", city="Paris")), model_response(text("Paris: sunny."))],
+        instruction="Report the weather in Paris.",
+        tools=[get_weather],
+    )
+    tokyo, tokyo_queue = _llm_agent(
+        "tokyo_agent",
+        [model_response(call("get_weather", city="Tokyo")), model_response(text("Tokyo: cloudy."))],
+        instruction="Report the weather in Tokyo.",
+        tools=[get_weather],
+    )
+    merger, merger_queue = _llm_agent(
+        "merger",
+        [model_response(text("Paris is sunny and Tokyo cloudy."))],
+        instruction="Merge the reports into one sentence.",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # as SequentialAgent
+        fanout = ParallelAgent(name="fanout", sub_agents=[paris, tokyo])
+        pipeline = SequentialAgent(name="pipeline", sub_agents=[fanout, merger])
+    return Scenario(
+        "parallel_fanout",
+        pipeline,
+        ["Weather in Paris and Tokyo?"],
+        [paris_queue, tokyo_queue, merger_queue],
+        description="ParallelAgent branches, then a merger",
+    )
+
+
+def loop_until_exit() -> Scenario:
+    """LoopAgent(worker) until the worker calls ``exit_loop`` (with text beside it)."""
+    worker, queue = _llm_agent(
+        "worker",
+        [
+            model_response(call("get_weather", city="Paris")),
+            model_response(text("Draft 1: Paris is sunny.")),
+            model_response(text("Draft 2: Paris is sunny, 21.5°C."), call("exit_loop")),
+        ],
+        instruction="Draft a report; call exit_loop when it is good.",
+        tools=[get_weather, exit_loop],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        loop = LoopAgent(name="looper", sub_agents=[worker], max_iterations=3)
+    return Scenario(
+        "loop_until_exit",
+        loop,
+        ["Draft a weather report for Paris."],
+        [queue],
+        description="two loop iterations; the second ends with exit_loop",
+    )
+
+
+def workflow_graph() -> Scenario:
+    """An ADK 2 ``Workflow`` graph: START -> researcher -> writer (what replaces
+    SequentialAgent in 2.13)."""
+    researcher, researcher_queue, writer, writer_queue = _researcher_and_writer()
+    flow = Workflow(name="report_flow", edges=[(START, researcher, writer)])
+    return Scenario(
+        "workflow_graph",
+        flow,
+        ["Write a weather report for Paris."],
+        [researcher_queue, writer_queue],
+        description="Workflow(START -> researcher -> writer)",
     )
 
 
@@ -701,9 +783,17 @@ SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "sequential_pipeline": sequential_pipeline,
     "non_ascii": non_ascii,
     "agent_tool": agent_tool,
+    "parallel_fanout": parallel_fanout,
+    "loop_until_exit": loop_until_exit,
+    "workflow_graph": workflow_graph,
     "mcp_tools": mcp_tools,
 }
 """Scenario builders by name; each call builds a fresh agent tree and script."""
+
+#: Scenarios whose call that ends an agent's turn (``transfer_to_agent``, ``exit_loop``)
+#: has no result where results come only from the next model request (no request shows
+#: it): the call's index among the turn's calls.
+TURN_ENDING_CALLS: Final[dict[str, int]] = {"transfer_to_sub_agent": 0, "loop_until_exit": 1}
 
 
 # ---------------------------------------------------------------------------
@@ -923,7 +1013,12 @@ async def run_scenario_async(
     with _patched_env(env):
         span_exporter.clear()
         log_exporter.clear()
-        runner = InMemoryRunner(agent=scenario.root_agent, app_name=app_name)
+        root = scenario.root_agent
+        runner = (
+            InMemoryRunner(agent=root, app_name=app_name)
+            if isinstance(root, BaseAgent)
+            else InMemoryRunner(node=root, app_name=app_name)  # a 2.x Workflow
+        )
         try:
             await runner.session_service.create_session(
                 app_name=app_name, user_id=USER_ID, session_id=session_id

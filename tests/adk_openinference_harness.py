@@ -7,9 +7,9 @@ Two ways teams send ADK's traces to Phoenix or Arize, each beside ADK's own tele
 * ``google-genai``: ``openinference-instrumentation-google-genai``, which traces the
   google-genai client's calls. The agents' model is then ADK's real ``Gemini`` class:
   google-genai posts to :class:`fake_judges.FakeGemini` (``GOOGLE_GEMINI_BASE_URL``),
-  which answers each agent (told by the name ADK writes into its system instruction)
-  with the next response of that agent's script, as a ``generateContent`` reply. Its
-  LLM span sits inside ADK's model-call span.
+  which answers each agent (told by its instruction, in the request's system
+  instruction) with the next response of that agent's script, as a ``generateContent``
+  reply. Its LLM span sits inside ADK's model-call span.
 
 Both patch process-wide, so this runs in a child process of its own
 (``conv_helpers.run_harness``). It runs every scenario of ``adk_harness`` in both
@@ -44,6 +44,7 @@ from typing import Any
 from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.models.google_llm import Gemini
+from google.adk.workflow import Workflow
 from google.protobuf.json_format import MessageToDict
 from openinference.instrumentation.google_adk import GoogleADKInstrumentor
 from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
@@ -96,12 +97,19 @@ class GeminiScripts:
     """The agents' scripts, served by :class:`FakeGemini` to ADK's real ``Gemini`` model."""
 
     def __init__(self) -> None:
+        #: Each swapped agent's script, by its instruction (unique within a scenario).
         self.queues: dict[str, adk_harness.ResponseQueue] = {}
 
-    def swap_models(self, agent: BaseAgent) -> None:
+    def swap_models(self, agent: BaseAgent | Workflow) -> None:
         """Give every scripted agent of the tree the real model; keep its script here."""
+        if isinstance(agent, Workflow):
+            for node in agent.graph.nodes if agent.graph else ():
+                if isinstance(node, BaseAgent):
+                    self.swap_models(node)
+            return
         if isinstance(agent, LlmAgent) and isinstance(agent.model, adk_harness.ScriptedLlm):
-            self.queues[agent.name] = agent.model.queue
+            assert isinstance(agent.instruction, str) and agent.instruction not in self.queues
+            self.queues[agent.instruction] = agent.model.queue
             agent.model = Gemini(model="gemini-2.5-flash")
         for sub in agent.sub_agents:
             self.swap_models(sub)
@@ -112,10 +120,14 @@ class GeminiScripts:
                     self.swap_models(inner)
 
     def reply(self, request: dict[str, Any], _index: int) -> FakeReply:
-        """The next response of the agent whose system instruction names it."""
+        """The next response of the agent whose instruction the system instruction holds.
+
+        (The longest such: one agent's instruction may be part of another's. ADK adds
+        "Your internal name is …" only for agents, not for a ``Workflow``'s nodes.)
+        """
         system = json.dumps(request.get("systemInstruction", ""), ensure_ascii=False)
-        [name] = [n for n in self.queues if f'Your internal name is \\"{n}\\"' in system]
-        response = self.queues[name].pop(None)  # type: ignore[arg-type]  # request unused
+        held = [i for i in self.queues if json.dumps(i, ensure_ascii=False)[1:-1] in system]
+        response = self.queues[max(held, key=len)].pop(None)  # type: ignore[arg-type]
         assert response.content is not None and response.usage_metadata is not None
         usage = response.usage_metadata
         return FakeReply(

@@ -543,3 +543,23 @@ def test_a_call_takes_the_failure_of_its_mcp_server_span() -> None:
         ("lookup", None),
         ("fc", None),
     ]
+
+
+def test_concurrent_branches_are_ordered_by_when_each_reply_came_back() -> None:
+    """ADK's ParallelAgent: two branches' model calls overlap; the reply that came back
+    first is first (ADK appends replies to the session as they arrive)."""
+    tb = TraceBuilder()
+    root = agent(tb, "pipeline")
+    paris = agent(tb, "paris_agent", root)
+    tokyo = agent(tb, "tokyo_agent", root)
+    slow = chat(tb, paris, [user("q")], reply(text("Paris first asked."), call("w", {"c": "P"})))
+    fast = chat(
+        tb, tokyo, [user("q")], reply(text("Tokyo came back first."), call("w", {"c": "T"}))
+    )
+    spans = [
+        replace(s, end_ns=s.start_ns + 5_000) if s is slow else s for s in tb.spans if s is not fast
+    ]
+    spans.append(replace(fast, end_ns=slow.start_ns + 4_000))
+    [inv] = build_invocations(spans)
+    assert [c.args for c in inv.tool_calls] == [{"c": "T"}, {"c": "P"}]
+    assert [r.author for r in inv.intermediate_responses] == ["tokyo_agent", "paris_agent"]

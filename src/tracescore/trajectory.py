@@ -117,7 +117,11 @@ def _build(
     root = run.root
     provenance: dict[str, str] = {}
     warnings: list[str] = list(notes)
-    llm_steps = sorted(run.llm_steps, key=lambda s: s.view.span.start_ns)
+    # By when each reply came back: model calls of concurrent branches (ADK's
+    # ParallelAgent) overlap, and the run goes on from a reply once it has arrived, in
+    # the order ADK appends them to the session. Calls that do not overlap keep their
+    # order either way.
+    llm_steps = sorted(run.llm_steps, key=_replied_at)
     tool_steps = sorted(run.tool_steps, key=lambda s: s.view.span.start_ns)
 
     user, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
@@ -209,6 +213,11 @@ def _build(
         error=_run_error(root, failed if not responses else []),
         parent_tool_span_id=run.parent_tool.span_id if run.parent_tool else None,
     )
+
+
+def _replied_at(step: LlmStep) -> tuple[int, int]:
+    span = step.view.span
+    return span.end_ns, span.start_ns
 
 
 def _joined_calls(

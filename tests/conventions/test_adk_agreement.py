@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 from conv_helpers import adk_like_view
 
-from adk_harness import SCENARIOS, AdkRun, ContentMode, SchemaVersion, adk_view, run_scenario
+from adk_harness import (
+    SCENARIOS,
+    TURN_ENDING_CALLS,
+    AdkRun,
+    ContentMode,
+    SchemaVersion,
+    adk_view,
+    run_scenario,
+)
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.model import Invocation, group_conversations
 from tracescore.trajectory import build_invocations
@@ -71,11 +79,13 @@ def test_rebuilt_invocations_equal_adks(
             expected["results"] = got["results"]
             assert mine.tool_calls[-1].error == "ConnectionError"
             assert (mine.error or "").startswith("ConnectionError")
-        if content == "EVENT_ONLY" and schema == "v2" and name == "transfer_to_sub_agent":
+        if content == "EVENT_ONLY" and schema == "v2" and name in TURN_ENDING_CALLS:
             # Schema 2 logs carry no tool results; results come from the next request,
-            # but the sub-agent sees the transfer only as rewritten "For context" text.
-            assert expected["results"][0] == {"result": None}
-            expected["results"][0] = None
+            # but the sub-agent sees the transfer only as rewritten "For context" text,
+            # and after exit_loop no request comes.
+            index = TURN_ENDING_CALLS[name]
+            assert expected["results"][index] == {"result": None}
+            expected["results"][index] = None
         assert got == expected
         assert mine.status == "ok", mine.reason
         assert mine.invocation_id == theirs.invocation_id

@@ -28,7 +28,7 @@ import pytest
 from conv_helpers import adk_like_view, imported, run_harness
 
 import adk_openinference_harness as harness
-from adk_harness import SCENARIOS
+from adk_harness import SCENARIOS, TURN_ENDING_CALLS
 from tracescore.model import Invocation, group_conversations
 
 HARNESS = Path(harness.__file__)
@@ -77,6 +77,7 @@ def _jsonable(value: Any) -> Any:
 @pytest.mark.parametrize(("schema", "content", "scenario"), RUNS)
 def test_rebuilt_turns_equal_adks(recorded: Path, schema: str, content: str, scenario: str) -> None:
     invocations, adk = _load(recorded, schema, content, scenario)
+    assert bool(adk["errors"]) == (scenario == "tool_raises"), adk["errors"]
     turns = _turns(invocations, adk["session_id"])
     assert [t.invocation_id for t in turns] == adk["invocation_ids"]
     for mine, theirs in zip(turns, adk["turns"], strict=True):
@@ -86,14 +87,14 @@ def test_rebuilt_turns_equal_adks(recorded: Path, schema: str, content: str, sce
             theirs["results"] = got["results"]
             assert mine.tool_calls[-1].error == "ConnectionError"
         if (
-            scenario == "transfer_to_sub_agent"
+            scenario in TURN_ENDING_CALLS
             and _instrumentor(recorded) == "google-genai"
             and (schema, content) in NO_TOOL_RESULTS
         ):
-            # As in test_adk_agreement's EVENT_ONLY case: the sub-agent's request shows
-            # the transfer only as rewritten "For context" text.
-            assert theirs["results"][0] == {"result": None}
-            theirs["results"][0] = None
+            # As in test_adk_agreement's EVENT_ONLY case: no request shows that result.
+            index = TURN_ENDING_CALLS[scenario]
+            assert theirs["results"][index] == {"result": None}
+            theirs["results"][index] = None
         assert got == theirs
         # Even where ADK itself captured nothing, the instrumentor's spans did.
         assert mine.status == "ok", mine.reason
