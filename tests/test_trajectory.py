@@ -563,3 +563,15 @@ def test_concurrent_branches_are_ordered_by_when_each_reply_came_back() -> None:
     [inv] = build_invocations(spans)
     assert [c.args for c in inv.tool_calls] == [{"c": "T"}, {"c": "P"}]
     assert [r.author for r in inv.intermediate_responses] == ["tokyo_agent", "paris_agent"]
+
+
+def test_a_model_call_without_an_end_time_keeps_its_start_order() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(text("A"), call("t", {"n": 1})))
+    second = chat(tb, root, [user("q")], reply(text("B"), call("t", {"n": 2})))
+    chat(tb, root, [user("q")], reply(text("done")))
+    spans = [replace(s, end_ns=0) if s is second else s for s in tb.spans]
+    [inv] = build_invocations(spans)
+    assert [r.text for r in inv.intermediate_responses] == ["A", "B"]
+    assert [c.args for c in inv.tool_calls] == [{"n": 1}, {"n": 2}]

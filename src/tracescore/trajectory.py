@@ -121,7 +121,7 @@ def _build(
     # ParallelAgent) overlap, and the run goes on from a reply once it has arrived, in
     # the order ADK appends them to the session. Calls that do not overlap keep their
     # order either way.
-    llm_steps = sorted(run.llm_steps, key=_replied_at)
+    llm_steps = sorted(run.llm_steps, key=_replied_at if _all_ended(run.llm_steps) else _asked_at)
     tool_steps = sorted(run.tool_steps, key=lambda s: s.view.span.start_ns)
 
     user, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
@@ -218,6 +218,15 @@ def _build(
 def _replied_at(step: LlmStep) -> tuple[int, int]:
     span = step.view.span
     return span.end_ns, span.start_ns
+
+
+def _asked_at(step: LlmStep) -> int:
+    return step.view.span.start_ns
+
+
+def _all_ended(steps: Sequence[LlmStep]) -> bool:
+    """Every call has an end time (bad input may not): else none is ordered by it."""
+    return all(s.view.span.end_ns >= s.view.span.start_ns for s in steps)
 
 
 def _joined_calls(
