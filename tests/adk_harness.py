@@ -675,7 +675,7 @@ def parallel_fanout() -> Scenario:
     return Scenario(
         "parallel_fanout",
         pipeline,
-        ["Weather in Paris and Tokyo?"],
+        ["Weather in Paris and Tokyo, in one sentence?"],
         [paris_queue, tokyo_queue, merger_queue],
         description="ParallelAgent branches, then a merger",
     )
@@ -713,7 +713,7 @@ def workflow_graph() -> Scenario:
     return Scenario(
         "workflow_graph",
         flow,
-        ["Write a weather report for Paris."],
+        ["Write the Paris weather report."],
         [researcher_queue, writer_queue],
         description="Workflow(START -> researcher -> writer)",
     )
