@@ -516,11 +516,10 @@ def _adk_response(view: SpanView) -> Found[list[Message]] | None:
     found = parse_content(view, view.span.attributes.get(OUTPUT_VALUE), OUTPUT_VALUE)
     if found is None or not isinstance(found.value, dict):
         return None
-    content = found.value.get("content")
-    if not isinstance(content, Mapping):
+    if not isinstance(found.value.get("content"), Mapping):
         return None
-    msg = message_from_obj(content, default_role="assistant")
-    return None if msg is None else Found([msg], OUTPUT_VALUE, found.truncated)
+    msgs = _output_messages(found.value)  # read as the generic reader reads it
+    return Found(msgs, OUTPUT_VALUE, found.truncated) if msgs else None
 
 
 def _output_messages(data: JsonValue) -> list[Message]:
