@@ -64,6 +64,9 @@ from google.adk.agents.base_agent import BaseAgent
 from google.adk.agents.llm_agent import LlmAgent
 from google.adk.agents.loop_agent import LoopAgent
 from google.adk.agents.parallel_agent import ParallelAgent
+
+# Where ADK's docs import it from (re-exported there, not listed in __all__).
+from google.adk.agents.run_config import RunConfig, StreamingMode  # type: ignore[attr-defined]
 from google.adk.agents.sequential_agent import SequentialAgent
 from google.adk.evaluation.eval_case import Invocation, get_all_tool_calls_with_responses
 from google.adk.evaluation.evaluation_generator import EvaluationGenerator
@@ -985,6 +988,7 @@ async def run_scenario_async(
     schema: SchemaVersion,
     content: ContentMode,
     extra_env: Mapping[str, str | None] | None = None,
+    streaming: bool = False,
 ) -> AdkRun:
     """Async variant of :func:`run_scenario` for callers inside an event loop.
 
@@ -997,6 +1001,8 @@ async def run_scenario_async(
         extra_env: Extra env overrides applied after the mode's (``None`` =
             unset), e.g. ``{"OTEL_SEMCONV_STABILITY_OPT_IN":
             "gen_ai_latest_experimental"}``.
+        streaming: Run with ``StreamingMode.SSE`` (as ``adk web`` does): a model that
+            streams yields partial responses, then the aggregated one.
 
     Returns:
         The captured run.
@@ -1024,11 +1030,16 @@ async def run_scenario_async(
                 app_name=app_name, user_id=USER_ID, session_id=session_id
             )
             errors: list[str] = []
+            mode = StreamingMode.SSE if streaming else StreamingMode.NONE
+            run_config = RunConfig(streaming_mode=mode)
             for message in scenario.user_messages:
                 new_message = types.Content(role="user", parts=[types.Part(text=message)])
                 try:
                     async for _event in runner.run_async(
-                        user_id=USER_ID, session_id=session_id, new_message=new_message
+                        user_id=USER_ID,
+                        session_id=session_id,
+                        new_message=new_message,
+                        run_config=run_config,
                     ):
                         pass
                 except Exception as exc:  # recorded on the run, not re-raised
@@ -1076,6 +1087,7 @@ def run_scenario(
     schema: SchemaVersion,
     content: ContentMode,
     extra_env: Mapping[str, str | None] | None = None,
+    streaming: bool = False,
 ) -> AdkRun:
     """Runs one scenario in a fresh event loop and captures its telemetry.
 
@@ -1084,6 +1096,7 @@ def run_scenario(
         schema: ``"v1"`` (legacy) or ``"v2"`` (semconv-aligned).
         content: Content-capture mode (see :func:`env_for_mode`).
         extra_env: Extra env overrides applied after the mode's.
+        streaming: Run with ``StreamingMode.SSE`` (see :func:`run_scenario_async`).
 
     Returns:
         The captured run. A turn that raised is recorded in
@@ -1101,7 +1114,9 @@ def run_scenario(
         raise RuntimeError("run_scenario() needs no running loop; await run_scenario_async()")
     with _run_lock:
         return asyncio.run(
-            run_scenario_async(name, schema=schema, content=content, extra_env=extra_env)
+            run_scenario_async(
+                name, schema=schema, content=content, extra_env=extra_env, streaming=streaming
+            )
         )
 
 

@@ -1,4 +1,4 @@
-"""Real google-adk agents under an OpenInference instrumentor, recorded.
+"""Real google-adk agents under an OpenInference instrumentor, or streaming, recorded.
 
 Two ways teams send ADK's traces to Phoenix or Arize, each beside ADK's own telemetry:
 
@@ -11,9 +11,17 @@ Two ways teams send ADK's traces to Phoenix or Arize, each beside ADK's own tele
   instruction) with the next response of that agent's script, as a ``generateContent``
   reply. Its LLM span sits inside ADK's model-call span.
 
-Both patch process-wide, so this runs in a child process of its own
-(``conv_helpers.run_harness``). It runs every scenario of ``adk_harness`` in both
-telemetry schemas and every content mode and writes to ``OUT_DIR``:
+And the way ``adk web`` runs agents, with ``StreamingMode.SSE``: the real ``Gemini``
+class then asks ``streamGenerateContent``, and the fake streams each reply in pieces
+(:func:`stream_chunks`), which ADK joins into the reply it keeps:
+
+* ``google-genai-sse``: as ``google-genai``, streamed;
+* ``gemini-sse``: streamed, with ADK's own telemetry only.
+
+The instrumentors patch process-wide (and every mode sets the process's telemetry), so
+this runs in a child process of its own (``conv_helpers.run_harness``). It runs every
+scenario of ``adk_harness`` in both telemetry schemas and every content mode and writes
+to ``OUT_DIR``:
 
 * ``<schema>-<content>-<scenario>.jsonl``: the run's spans, then its log records, each
   through the real OTLP encoder as one OTLP JSON document (a trace line and a log line,
@@ -24,7 +32,7 @@ telemetry schemas and every content mode and writes to ``OUT_DIR``:
 
 Usage::
 
-    python tests/adk_openinference_harness.py {adk|google-genai} OUT_DIR
+    python tests/adk_openinference_harness.py {adk|google-genai|google-genai-sse|gemini-sse} OUT_DIR
 
 (OpenInference's ``TraceConfig(hide_inputs=True, hide_outputs=True)`` redacts only the
 spans the google-adk instrumentor starts itself: 1.0.5 still writes every message onto
@@ -33,11 +41,12 @@ ADK's own spans, so there is no mode here where nothing is captured.)
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +63,10 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 import adk_harness
 from fake_judges import FakeGemini, FakeReply
 
-INSTRUMENTORS = ("adk", "google-genai")
+#: The OpenInference modes (``test_adk_openinference_real``).
+INSTRUMENTORS = ("adk", "google-genai", "google-genai-sse")
+#: Every mode: those and ADK's own telemetry, streamed (``test_adk_streaming_real``).
+ALL_MODES = (*INSTRUMENTORS, "gemini-sse")
 #: Every schema and content mode; where ADK captures no content (schema 2's default,
 #: NO_CONTENT) the instrumentor's attributes still do.
 MODES: list[tuple[adk_harness.SchemaVersion, adk_harness.ContentMode]] = [
@@ -66,6 +78,12 @@ MODES: list[tuple[adk_harness.SchemaVersion, adk_harness.ContentMode]] = [
     ("v2", "SPAN_AND_EVENT"),
     ("v2", "EVENT_ONLY"),
     ("v2", "NO_CONTENT"),
+]
+
+
+#: Every run a mode records: (schema, content mode, scenario).
+RUNS = [
+    (schema, content, scenario) for schema, content in MODES for scenario in adk_harness.SCENARIOS
 ]
 
 
@@ -91,6 +109,42 @@ def expected(run: adk_harness.AdkRun) -> dict[str, Any]:
         "model_calls": sum(len(queue.requests) for queue in run.queues),
         "errors": run.errors,
     }
+
+
+def stream_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """``body`` (one ``generateContent`` reply) as ``streamGenerateContent`` streams it.
+
+    Each text part comes in pieces cut inside its words (joined back, they are the
+    text); each function call whole in a chunk of its own, as Gemini sends them. Only
+    the last chunk says why the model stopped and counts the output tokens.
+    """
+    [candidate] = body["candidates"]
+    pieces: list[dict[str, Any]] = []
+    for part in candidate["content"]["parts"]:
+        text = part.get("text")
+        if text is None or len(text) < 3:
+            pieces.append(part)
+            continue
+        cuts = [0, len(text) // 3, 2 * len(text) // 3, len(text)]
+        pieces.extend({**part, "text": text[a:b]} for a, b in itertools.pairwise(cuts))
+    usage = body["usageMetadata"]
+    chunks = []
+    for k, piece in enumerate(pieces):
+        last = k == len(pieces) - 1
+        chunk_candidate: dict[str, Any] = {
+            "content": {"role": "model", "parts": [piece]},
+            "index": 0,
+        }
+        if last:
+            chunk_candidate["finishReason"] = candidate["finishReason"]
+        chunks.append(
+            {
+                "candidates": [chunk_candidate],
+                "usageMetadata": usage if last else {"promptTokenCount": usage["promptTokenCount"]},
+                "modelVersion": body["modelVersion"],
+            }
+        )
+    return chunks
 
 
 class GeminiScripts:
@@ -130,25 +184,17 @@ class GeminiScripts:
         response = self.queues[max(held, key=len)].pop(None)  # type: ignore[arg-type]
         assert response.content is not None and response.usage_metadata is not None
         usage = response.usage_metadata
-        return FakeReply(
-            body={
-                "candidates": [
-                    {
-                        "content": response.content.model_dump(
-                            mode="json", by_alias=True, exclude_none=True
-                        ),
-                        "finishReason": "STOP",
-                        "index": 0,
-                    }
-                ],
-                "usageMetadata": {
-                    "promptTokenCount": usage.prompt_token_count,
-                    "candidatesTokenCount": usage.candidates_token_count,
-                    "totalTokenCount": usage.total_token_count,
-                },
-                "modelVersion": "gemini-2.5-flash-001",
-            }
-        )
+        content = response.content.model_dump(mode="json", by_alias=True, exclude_none=True)
+        body = {
+            "candidates": [{"content": content, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {
+                "promptTokenCount": usage.prompt_token_count,
+                "candidatesTokenCount": usage.candidates_token_count,
+                "totalTokenCount": usage.total_token_count,
+            },
+            "modelVersion": "gemini-2.5-flash-001",
+        }
+        return FakeReply(body=body)
 
     @contextmanager
     def serving(self) -> Iterator[None]:
@@ -161,7 +207,7 @@ class GeminiScripts:
             self.swap_models(scenario.root_agent)
             return scenario
 
-        with FakeGemini(self.reply) as fake:
+        with FakeGemini(self.reply, chunks=stream_chunks) as fake:
             os.environ["GOOGLE_GEMINI_BASE_URL"] = fake.base_url
             os.environ["GOOGLE_API_KEY"] = "test-key"  # the fake checks none
             os.environ.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
@@ -174,26 +220,28 @@ class GeminiScripts:
 
 
 def main(argv: list[str]) -> int:
-    instrumentor, out = argv[0], Path(argv[1])
+    mode, out = argv[0], Path(argv[1])
+    if mode not in ALL_MODES:
+        raise SystemExit(f"unknown mode {mode!r}; known: {', '.join(ALL_MODES)}")
     out.mkdir(parents=True, exist_ok=True)
     adk_harness.install_telemetry()
     capture = adk_harness._state.capture
     assert capture is not None
-    scripts = GeminiScripts()
-    if instrumentor == "adk":
+    if mode == "adk":
         GoogleADKInstrumentor().instrument(tracer_provider=capture.tracer_provider)
-        serving: AbstractContextManager[None] = nullcontext()
-    else:
+    elif mode.startswith("google-genai"):
         GoogleGenAIInstrumentor().instrument(tracer_provider=capture.tracer_provider)
-        serving = scripts.serving()
+    serving = nullcontext() if mode == "adk" else GeminiScripts().serving()
+    streaming = mode.endswith("-sse")
     records: dict[str, Any] = {}
     with serving:
-        for schema, content in MODES:
-            for scenario in adk_harness.SCENARIOS:
-                run = adk_harness.run_scenario(scenario, schema=schema, content=content)
-                name = record_name(schema, content, scenario)
-                write_run(run, out / name)
-                records[name] = expected(run)
+        for schema, content, scenario in RUNS:
+            run = adk_harness.run_scenario(
+                scenario, schema=schema, content=content, streaming=streaming
+            )
+            name = record_name(schema, content, scenario)
+            write_run(run, out / name)
+            records[name] = expected(run)
     (out / "expected.json").write_text(json.dumps(records, ensure_ascii=False, indent=1))
     return 0
 

@@ -22,6 +22,7 @@ shutdown is quick even with hung requests. Every request is recorded (``requests
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import socket
@@ -53,7 +54,9 @@ __all__ = [
     "openai_text",
 ]
 
-GEMINI_PATH = re.compile(r"^/v1beta/models/(?P<model>[^/:]+):generateContent$")
+GEMINI_PATH = re.compile(
+    r"^/v1beta/models/(?P<model>[^/:]+):(?:generateContent|streamGenerateContent\?alt=sse)$"
+)
 OPENAI_PATH = "/v1/chat/completions"
 OPENAI_MODEL = "gpt-fake-judge-1"
 
@@ -72,6 +75,9 @@ class FakeReply:
         reset: Close the connection abruptly (TCP RST), without any response.
         truncate: Send the headers with a ``Content-Length`` larger than what follows,
             then half the body, then close: a half-written reply.
+        events: Server-sent events instead of one JSON body: each dict goes out as a
+            ``data:`` line (``text/event-stream``), as Gemini's
+            ``streamGenerateContent?alt=sse`` answers.
 
     """
 
@@ -83,11 +89,14 @@ class FakeReply:
     hang: bool = False
     reset: bool = False
     truncate: bool = False
+    events: tuple[dict[str, Any], ...] | None = None
 
     def payload(self) -> bytes:
         """The body bytes this reply sends (complete, before any truncation)."""
         if self.raw is not None:
             return self.raw
+        if self.events is not None:
+            return b"".join(b"data: " + json.dumps(e).encode() + b"\r\n\r\n" for e in self.events)
         return json.dumps(self.body if self.body is not None else {}).encode()
 
 
@@ -385,7 +394,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         data = reply.payload()
         self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        kind = "text/event-stream" if reply.events is not None else "application/json"
+        self.send_header("Content-Type", f"{kind}; charset=UTF-8")
         for name, value in reply.headers.items():
             self.send_header(name, value)
         if reply.truncate:
@@ -534,14 +544,35 @@ class FakeGemini(_FakeServer):
     """A fake Gemini API (``generateContent``) server; ``base_url`` is its root URL.
 
     The google-genai client posts to ``{base_url}/v1beta/models/{model}:generateContent``
-    with the API key in the ``x-goog-api-key`` header.
+    (or ``:streamGenerateContent?alt=sse``, answered by a reply with ``events``) with the
+    API key in the ``x-goog-api-key`` header.
     """
 
     _thread_name = "fake-gemini"
 
-    def __init__(self, responder: Responder) -> None:
+    def __init__(
+        self,
+        responder: Responder,
+        *,
+        chunks: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+    ) -> None:
+        """A fake answering with ``responder``'s replies.
+
+        Args:
+            responder: The script (see the module docstring).
+            chunks: How a streamed request gets a reply's body: as these chunks, one
+                server-sent event each (default: the whole body as one).
+
+        """
         super().__init__(responder)
         self.base_url = self.root_url
+        self._chunks = chunks or (lambda body: [body])
+
+    def _next(self, path: str, headers: dict[str, str], payload: Any) -> FakeReply:
+        reply = super()._next(path, headers, payload)
+        if path.endswith(":streamGenerateContent?alt=sse") and reply.body and reply.status == 200:
+            return dataclasses.replace(reply, events=tuple(self._chunks(reply.body)))
+        return reply
 
     def __enter__(self) -> FakeGemini:
         return super().__enter__()  # type: ignore[no-any-return]

@@ -388,6 +388,57 @@ def test_responses_api_output_items_are_one_reply_and_choices_are_not() -> None:
     assert any("matches no model output" in w for w in choice.warnings)
 
 
+def _pieces(*parts: dict[str, Any], last: str = "stop") -> list[dict[str, Any]]:
+    """A streamed reply as ADK's schema 2 and OTel's google-genai write it.
+
+    A message a chunk, each finish reason empty but the last one's.
+    """
+    return [
+        {"role": "assistant", "parts": [part], "finish_reason": "" if k < len(parts) - 1 else last}
+        for k, part in enumerate(parts)
+    ]
+
+
+def test_a_streamed_reply_written_in_pieces_is_one_reply() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    think = {"type": "reasoning", "content": "The user wants "}
+    chat(
+        tb,
+        root,
+        [user("q")],
+        _pieces(
+            think,
+            {**think, "content": "t."},
+            text("Let me "),
+            text("check."),
+            call("t", {"x": 1}, "t_2"),
+        ),
+    )
+    tool(tb, root, "t", {"x": 1}, "ok", "adk-1")
+    chat(tb, root, [user("q")], _pieces(text("Do"), text("ne "), text("at 5°C."), last=""))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.name, c.args, c.result) for c in inv.tool_calls] == [("t", {"x": 1}, "ok")]
+    # Thought and answer stay apart, as ADK keeps them (and joins them with a newline).
+    assert [r.text for r in inv.intermediate_responses] == ["The user wants t.\nLet me check."]
+    # Cut short (no piece says why it stopped): still one reply.
+    assert inv.final_response == "Done at 5°C."
+    assert inv.inference_calls == 2
+    assert inv.warnings == ()
+
+
+def test_choices_each_with_a_finish_reason_are_not_pieces() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    choices = [
+        {"role": "assistant", "parts": [text("First.")], "finish_reason": "stop"},
+        {"role": "assistant", "parts": [text("Second.")], "finish_reason": "stop"},
+    ]
+    chat(tb, root, [user("q")], choices)
+    [inv] = build_invocations(tb.spans)
+    assert inv.final_response == "First."
+
+
 def test_tags_and_incomplete() -> None:
     tb = TraceBuilder()
     root = simple_run(tb)

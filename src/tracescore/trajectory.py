@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from tracescore.conventions.base import SpanView
-from tracescore.conventions.messages import Message
+from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
     all_found,
     capture_hint,
@@ -352,7 +352,14 @@ def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, st
 
 
 def _reply(messages: list[Message]) -> Message | None:
-    """The model's reply among output messages: the first assistant message (choice 0)."""
+    """The model's reply among its output messages.
+
+    A streamed reply's pieces joined (:func:`joined_stream`), else the first assistant
+    message (choice 0).
+    """
+    streamed = joined_stream(messages)
+    if streamed is not None:
+        return streamed
     for msg in messages:
         if msg.is_assistant:
             return msg

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tracescore.importer import ImportStats, import_paths
-from tracescore.model import Invocation
+from tracescore.model import Invocation, group_conversations
 from tracescore.spans import (
     STATUS_ERROR,
     STATUS_OK,
@@ -271,3 +271,47 @@ def adk_like_view(inv: Invocation) -> dict[str, Any]:
         "intermediate": intermediate,
         "final": inv.final_response,
     }
+
+
+def adk_session_turns(invocations: list[Invocation], session_id: str) -> list[Invocation]:
+    """The turns of the one session ``invocations`` hold, in order.
+
+    Agents run as tools (AgentTool) are invocations of their own, not session turns.
+    """
+    turns = [i for i in invocations if i.parent_tool_span_id is None]
+    [conversation] = group_conversations(turns)
+    assert conversation.conversation_id == session_id
+    return list(conversation.invocations)
+
+
+def assert_turns_equal_adks(
+    turns: list[Invocation], adk: Mapping[str, Any], scenario: str, *, lost_result: int | None
+) -> None:
+    """``turns`` are the turns ADK derived (a recorded run's ``expected.json`` entry).
+
+    Same invocation ids, user text, calls with arguments and results, intermediate texts
+    and final answer; each call joined to its tool span; evaluable. ``lost_result`` is
+    the index of a turn-ending call (transfer, exit_loop) whose result no later request
+    shows in this mode, where ADK has ``{"result": None}``.
+    """
+    assert bool(adk["errors"]) == (scenario == "tool_raises"), adk["errors"]
+    assert [t.invocation_id for t in turns] == adk["invocation_ids"]
+    for mine, theirs in zip(turns, adk["turns"], strict=True):
+        got = json.loads(json.dumps(adk_like_view(mine), ensure_ascii=False))
+        if scenario == "tool_raises":
+            # ADK has no response for the call that raised; we carry the error instead.
+            theirs["results"] = got["results"]
+            assert mine.tool_calls[-1].error == "ConnectionError"
+        if lost_result is not None:
+            assert theirs["results"][lost_result] == {"result": None}
+            theirs["results"][lost_result] = None
+        assert got == theirs
+        assert mine.status == "ok", mine.reason
+        # Each call joined to its tool span: none left over, none counted twice.
+        assert not [w for w in mine.warnings if "matches no model output" in w]
+        assert all(c.span_id is not None for c in mine.tool_calls)
+
+
+def load_recorded(out: Path, name: str) -> tuple[list[Invocation], Any]:
+    """Run ``name`` of a harness's recordings in ``out``: imported, and what ADK recorded."""
+    return imported(out / name), json.loads((out / "expected.json").read_text())[name]

@@ -16,27 +16,26 @@ span (ADK's ``generate_content`` spans are gone): only the last call's input and
 survive, and its ``llm.output_messages.*`` keep keys of earlier replies. The earlier
 replies are rebuilt from that last input (``tracescore.history``) and the last reply is
 read from ``output.value``, rewritten whole each time.
+
+``google-genai-sse`` runs the agents as ``adk web`` does, streamed (``StreamingMode.SSE``):
+both ADK's spans and the instrumentor's then see each reply in pieces
+(``test_adk_streaming_real`` has the same without an instrumentor).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conv_helpers import adk_like_view, imported, run_harness
+from conv_helpers import adk_session_turns, assert_turns_equal_adks, load_recorded, run_harness
 
 import adk_openinference_harness as harness
-from adk_harness import SCENARIOS, TURN_ENDING_CALLS
-from tracescore.model import Invocation, group_conversations
+from adk_harness import TURN_ENDING_CALLS
+from tracescore.model import Invocation
 
 HARNESS = Path(harness.__file__)
-RUNS = [
-    pytest.param(schema, content, scenario, id=f"{schema}-{content}-{scenario}")
-    for schema, content in harness.MODES
-    for scenario in SCENARIOS
-]
+RUNS = [pytest.param(*run, id="-".join(run)) for run in harness.RUNS]
 #: Modes whose ADK tool spans carry no result: results come from the next request.
 NO_TOOL_RESULTS = {("v1", "NO_CONTENT"), ("v2", "default"), ("v2", "EVENT_ONLY")}
 NO_TOOL_RESULTS.add(("v2", "NO_CONTENT"))
@@ -58,49 +57,24 @@ def _instrumentor(recorded: Path) -> str:
 
 
 def _load(out: Path, schema: str, content: str, scenario: str) -> tuple[list[Invocation], Any]:
-    name = harness.record_name(schema, content, scenario)
-    return imported(out / name), json.loads((out / "expected.json").read_text())[name]
-
-
-def _turns(invocations: list[Invocation], session_id: str) -> list[Invocation]:
-    # Agents run as tools (AgentTool) are invocations of their own, not session turns.
-    turns = [i for i in invocations if i.parent_tool_span_id is None]
-    [conversation] = group_conversations(turns)
-    assert conversation.conversation_id == session_id
-    return list(conversation.invocations)
-
-
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, ensure_ascii=False))
+    return load_recorded(out, harness.record_name(schema, content, scenario))
 
 
 @pytest.mark.parametrize(("schema", "content", "scenario"), RUNS)
 def test_rebuilt_turns_equal_adks(recorded: Path, schema: str, content: str, scenario: str) -> None:
     invocations, adk = _load(recorded, schema, content, scenario)
-    assert bool(adk["errors"]) == (scenario == "tool_raises"), adk["errors"]
-    turns = _turns(invocations, adk["session_id"])
-    assert [t.invocation_id for t in turns] == adk["invocation_ids"]
-    for mine, theirs in zip(turns, adk["turns"], strict=True):
-        got = _jsonable(adk_like_view(mine))
-        if scenario == "tool_raises":
-            # ADK has no response for the call that raised; we carry the error instead.
-            theirs["results"] = got["results"]
-            assert mine.tool_calls[-1].error == "ConnectionError"
-        if (
-            scenario in TURN_ENDING_CALLS
-            and _instrumentor(recorded) == "google-genai"
-            and (schema, content) in NO_TOOL_RESULTS
-        ):
-            # As in test_adk_agreement's EVENT_ONLY case: no request shows that result.
-            index = TURN_ENDING_CALLS[scenario]
-            assert theirs["results"][index] == {"result": None}
-            theirs["results"][index] = None
-        assert got == theirs
-        # Even where ADK itself captured nothing, the instrumentor's spans did.
-        assert mine.status == "ok", mine.reason
-        # Each call joined to its tool span: none left over, none counted twice.
-        assert not [w for w in mine.warnings if "matches no model output" in w]
-        assert all(c.span_id is not None for c in mine.tool_calls)
+    lost = None
+    if (
+        scenario in TURN_ENDING_CALLS
+        and _instrumentor(recorded).startswith("google-genai")
+        and (schema, content) in NO_TOOL_RESULTS
+    ):
+        # As in test_adk_agreement's EVENT_ONLY case: no request shows that result.
+        lost = TURN_ENDING_CALLS[scenario]
+    # Even where ADK itself captured nothing, the instrumentor's spans did.
+    assert_turns_equal_adks(
+        adk_session_turns(invocations, adk["session_id"]), adk, scenario, lost_result=lost
+    )
     # Every model call the script served is counted once, nested runs included.
     assert sum(i.inference_calls for i in invocations) == adk["model_calls"]
 
@@ -131,7 +105,7 @@ def test_the_last_reply_is_read_whole_not_from_lingering_keys(recorded: Path) ->
     assert turn.provenance["responses"].split(", ")[-1] == "output.value"
 
 
-@pytest.mark.parametrize("recorded", ["google-genai"], indirect=True)
+@pytest.mark.parametrize("recorded", ["google-genai", "google-genai-sse"], indirect=True)
 @pytest.mark.parametrize(("schema", "content"), [("v2", "default"), ("v1", "NO_CONTENT")])
 def test_where_adk_captured_nothing_the_google_genai_spans_did(
     recorded: Path, schema: str, content: str

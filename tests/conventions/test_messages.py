@@ -4,11 +4,13 @@ import orjson
 import pytest
 
 from tracescore.conventions.messages import (
+    Message,
     OtherPart,
     TextPart,
     ToolCallPart,
     ToolResultPart,
     is_not_captured,
+    joined_stream,
     message_from_obj,
     messages_from_value,
     parse_arguments,
@@ -98,3 +100,60 @@ def test_bad_json_arguments_are_kept_verbatim() -> None:
 def test_non_messages_are_skipped() -> None:
     assert messages_from_value('[1, "x", {"role": "user", "content": "y"}]')[0].text() == "y"
     assert messages_from_value("42") == []
+
+
+def _piece(
+    *parts: TextPart | ToolCallPart, finish: str | None = "", role: str = "assistant"
+) -> Message:
+    return Message(role=role, parts=parts, finish_reason=finish)
+
+
+def test_an_output_messages_finish_reason_is_kept_as_written() -> None:
+    obj = {"role": "assistant", "parts": [{"type": "text", "content": "a"}]}
+    assert message_from_obj({**obj, "finish_reason": ""}) == _piece(TextPart(text="a"))
+    assert message_from_obj({**obj, "finish_reason": "stop"}) == _piece(
+        TextPart(text="a"), finish="stop"
+    )
+    assert (
+        message_from_obj(obj)
+        == message_from_obj({**obj, "finish_reason": 3})
+        == _piece(TextPart(text="a"), finish=None)
+    )
+
+
+def test_stream_pieces_join_texts_of_a_kind_and_keep_other_parts_in_order() -> None:
+    call = ToolCallPart(name="f", args={}, id="f_3")
+    joined = joined_stream(
+        [
+            _piece(TextPart(text="th", thought=True)),
+            _piece(TextPart(text="ink", thought=True), TextPart(text="Hel")),
+            _piece(TextPart(text="lo")),
+            _piece(role="tool"),  # not the model's: left out
+            _piece(call),
+            _piece(TextPart(text="after")),
+            _piece(TextPart(text="!"), finish="stop"),
+        ]
+    )
+    assert joined == Message(
+        role="assistant",
+        parts=(
+            TextPart(text="think", thought=True),
+            TextPart(text="Hello"),
+            call,
+            TextPart(text="after!"),
+        ),
+        finish_reason="stop",
+    )
+
+
+@pytest.mark.parametrize(
+    "finishes",
+    [
+        ["stop"],  # one message
+        ["stop", "stop"],  # choices
+        [None, "stop"],  # no finish reason written: choices as far as anyone can tell
+        ["", "stop", "stop"],  # a finished message before the last
+    ],
+)
+def test_messages_that_are_not_all_pieces_are_not_joined(finishes: list[str | None]) -> None:
+    assert joined_stream([_piece(TextPart(text="x"), finish=f) for f in finishes]) is None

@@ -55,6 +55,26 @@ def test_list_responder_pops_replies_records_requests_and_runs_dry() -> None:
     assert [r.path for r in fake.received][-1] == "/v1/models/x:countTokens"
 
 
+def test_a_streamed_request_gets_the_replys_chunks_as_server_sent_events() -> None:
+    def halves(body: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"half": 1, **body}, {"half": 2}]
+
+    stream_path = GEMINI_PATH.replace(":generateContent", ":streamGenerateContent?alt=sse")
+    replies = [gemini_json({"a": 1}), gemini_json({"a": 2}), gemini_error(429, "slow down")]
+    with FakeGemini(replies, chunks=halves) as fake:
+        streamed = post(fake.base_url, stream_path, {})
+        plain = post(fake.base_url, GEMINI_PATH, {})
+        refused = post(fake.base_url, stream_path, {})
+    assert streamed[0] == 200
+    events = streamed[1].split(b"\r\n\r\n")
+    assert events[-1] == b""
+    first, second = (json.loads(e.removeprefix(b"data: ")) for e in events[:-1])
+    assert first["half"] == 1 and "candidates" in first
+    assert second == {"half": 2}
+    assert "candidates" in json.loads(plain[1])  # not streamed: one JSON body
+    assert refused[0] == 429 and json.loads(refused[1])["error"]["code"] == 429
+
+
 def test_callable_responder_gets_the_request_and_its_index() -> None:
     seen: list[tuple[Any, int]] = []
 

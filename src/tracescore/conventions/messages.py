@@ -39,6 +39,7 @@ __all__ = [
     "ToolResultPart",
     "decoded_json",
     "is_not_captured",
+    "joined_stream",
     "load_json",
     "message_from_obj",
     "messages_from_value",
@@ -98,11 +99,17 @@ Part: TypeAlias = TextPart | ToolCallPart | ToolResultPart | OtherPart
 
 @dataclass(slots=True, kw_only=True)
 class Message:
-    """One chat message with typed parts."""
+    """One chat message with typed parts.
+
+    ``finish_reason`` is the output message's own, as written (GenAI shape only); None
+    when it has none. An empty one marks a piece of a streamed reply (see
+    :func:`joined_stream`).
+    """
 
     role: str
     parts: tuple[Part, ...]
     name: str | None = None
+    finish_reason: str | None = None
 
     @property
     def is_user(self) -> bool:
@@ -280,7 +287,13 @@ def message_from_obj(obj: object, *, default_role: str = "user") -> Message | No
     raw_parts = obj.get("parts")
     if isinstance(raw_parts, list):
         parts = tuple(p for p in map(_part_from_obj, raw_parts) if p is not None)
-        return Message(role=role, parts=parts, name=name)
+        finish = obj.get("finish_reason")
+        return Message(
+            role=role,
+            parts=parts,
+            name=name,
+            finish_reason=finish if isinstance(finish, str) else None,
+        )
     return _chat_message(obj, role, name)
 
 
@@ -373,3 +386,36 @@ def one_reply(messages: list[Message]) -> list[Message]:
     """
     parts = tuple(p for m in messages if m.is_assistant for p in m.parts)
     return [Message(role="assistant", parts=parts)]
+
+
+def joined_stream(messages: list[Message]) -> Message | None:
+    """The reply a streamed model call's output messages are pieces of; None if they are not.
+
+    Streamed replies are written one output message per chunk by ADK's schema 2 and by
+    OpenTelemetry's google-genai instrumentation, each chunk's ``finish_reason`` empty
+    but the last one's. Output messages are otherwise choices, each with its own finish
+    reason, so only assistant messages all of which but the last say ``""`` are read as
+    a stream. They are joined as ADK joins the chunks of the reply it keeps: consecutive
+    text pieces of the same kind (thought or not) into one text, every other part as it
+    came, in order.
+    """
+    replies = [m for m in messages if m.is_assistant]
+    if len(replies) < 2 or any(m.finish_reason != "" for m in replies[:-1]):
+        return None
+    parts: list[Part] = []
+    for part in (p for m in replies for p in m.parts):
+        last = parts[-1] if parts else None
+        if (
+            isinstance(part, TextPart)
+            and isinstance(last, TextPart)
+            and last.thought == part.thought
+        ):
+            parts[-1] = TextPart(text=last.text + part.text, thought=part.thought)
+        else:
+            parts.append(part)
+    return Message(
+        role=replies[-1].role,
+        parts=tuple(parts),
+        name=replies[-1].name,
+        finish_reason=replies[-1].finish_reason,
+    )
