@@ -1,11 +1,12 @@
 """A scripted, local, OpenAI-compatible server for tests.
 
-``FakeOpenAI`` serves ``POST /v1/chat/completions`` and ``POST /v1/responses``
-(non-streaming only) on 127.0.0.1 at a free port, from a thread. Each request, on either
-route, pops the next scripted response body (the script is written for the API the
-client uses); the JSON
-request bodies are kept in ``requests`` so a test can check what the client sent. No
-network beyond loopback, no sleeps: the caller waits on an Event for the thread to run.
+``FakeOpenAI`` serves ``POST /v1/chat/completions`` and ``POST /v1/responses`` on
+127.0.0.1 at a free port, from a thread. Each request, on either route, pops the next
+scripted response body (the script is written for the API the client uses); the JSON
+request bodies are kept in ``requests`` so a test can check what the client sent. A chat
+completion asked for with ``stream: true`` is sent as the API streams it
+(:func:`completion_chunks`). No network beyond loopback, no sleeps: the caller waits on
+an Event for the thread to run.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from openai.lib.streaming.chat import ChatCompletionStreamState
+
 if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionToolParam
+    import openai
+    from openai.types.chat import ChatCompletion, ChatCompletionToolParam
 
 MODEL = "gpt-fake-1"
 
@@ -47,6 +51,56 @@ def completion(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def _cut(value: str) -> list[str]:
+    """``value`` in three pieces (joined, they are ``value``), or whole when short."""
+    if len(value) < 3:
+        return [value]
+    third = len(value) // 3
+    return [value[:third], value[third : 2 * third], value[2 * third :]]
+
+
+def completion_chunks(body: dict[str, Any], *, usage: bool) -> list[dict[str, Any]]:
+    """A ``chat.completion`` body as the API streams it: ``chat.completion.chunk`` objects.
+
+    The role first, then the text in pieces, then each tool call (its id and name, then
+    its arguments in pieces), then the finish reason; with ``usage`` (the request's
+    ``stream_options.include_usage``) a last chunk without choices carries the usage.
+    """
+    [choice] = body["choices"]
+    message = choice["message"]
+    head = {k: body[k] for k in ("id", "created", "model", "system_fingerprint")}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {
+            **head,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in _cut(message.get("content") or "")]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call["function"]
+        start = {"name": function["name"], "arguments": ""}
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {"index": index, "id": call["id"], "type": "function", "function": start}
+                    ]
+                }
+            )
+        )
+        chunks += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in _cut(function["arguments"])
+        ]
+    chunks.append(chunk({}, choice["finish_reason"]))
+    if usage:
+        chunks.append({**head, "choices": [], "usage": body["usage"]})
+    return chunks
 
 
 class _Server(ThreadingHTTPServer):
@@ -80,7 +134,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/v1/responses"):
             self._reply(404, {"error": {"message": f"no route {self.path}", "type": "fake"}})
             return
-        if request.get("stream"):
+        streamed = bool(request.get("stream"))
+        if streamed and self.path.rstrip("/") != "/v1/chat/completions":
             self._reply(400, {"error": {"message": "streaming unsupported", "type": "fake"}})
             return
         with self.server.lock:
@@ -89,7 +144,20 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             self._reply(500, {"error": {"message": "script exhausted", "type": "fake"}})
             return
+        if streamed:
+            usage = bool((request.get("stream_options") or {}).get("include_usage"))
+            self._stream(completion_chunks(body, usage=usage))
+            return
         self._reply(200, body)
+
+    def _stream(self, chunks: list[dict[str, Any]]) -> None:
+        events = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks]
+        data = b"".join([*events, b"data: [DONE]\n\n"])
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class FakeOpenAI:
@@ -179,3 +247,16 @@ def script() -> list[dict[str, Any]]:
             response_id="chatcmpl-2",
         ),
     ]
+
+
+def chat_completion(client: openai.OpenAI, *, stream: bool, **request: Any) -> ChatCompletion:
+    """One chat completion, asked for whole or streamed (with usage) and put together."""
+    if not stream:
+        whole: ChatCompletion = client.chat.completions.create(**request)
+        return whole
+    state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
+    for chunk in client.chat.completions.create(
+        stream=True, stream_options={"include_usage": True}, **request
+    ):
+        state.handle_chunk(chunk)
+    return state.get_final_completion()

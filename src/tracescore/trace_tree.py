@@ -98,9 +98,14 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
         else:
             children[s.parent_span_id].append(s)
     logs_by_span: dict[str, list[LogRecord]] = defaultdict(list)
+    outputs: list[tuple[str, LogRecord]] = []
     for log in logs:
         if log.span_id:
             logs_by_span[log.span_id].append(log)
+            if log.name in _OUTPUT_EVENTS:
+                outputs.append((log.span_id, log))
+    if outputs:
+        _rehome_stray_outputs(outputs, ordered, by_id, logs_by_span)
 
     def view(span: SpanRecord) -> SpanView:
         return SpanView(span, logs_by_span.get(span.span_id, []))
@@ -150,6 +155,41 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
             runs.append(loose)
     runs.sort(key=lambda r: r.root.start_ns)
     return runs
+
+
+#: Model output events an instrumentation may emit in its caller's context when a streamed
+#: call ends: OpenLLMetry's openai instrumentation (0.62) emits each ``gen_ai.choice``
+#: where the stream was read (the agent's span), then ends the call's span.
+_OUTPUT_EVENTS = frozenset({"gen_ai.choice"})
+
+
+def _rehome_stray_outputs(
+    outputs: Sequence[tuple[str, LogRecord]],
+    spans: Sequence[SpanRecord],
+    by_id: dict[str, SpanRecord],
+    logs_by_span: dict[str, list[LogRecord]],
+) -> None:
+    """Give a model call the output events that landed on another span while it ran.
+
+    ``outputs`` are the trace's output events with the span each is on. One on a span
+    that is no model call (or on none of the trace's spans) belongs to the one model
+    call whose time holds the event's and that has no output event of its own; with
+    none or several such calls (overlapping streams) it stays where it is.
+    """
+    stray = [
+        (span_id, log)
+        for span_id, log in outputs
+        if span_id not in by_id or classify(by_id[span_id]) != "llm"
+    ]
+    if not stray:
+        return
+    answered = {span_id for span_id, _ in outputs} - {span_id for span_id, _ in stray}
+    calls = [s for s in spans if classify(s) == "llm" and s.span_id not in answered]
+    for span_id, log in stray:
+        running = [c for c in calls if c.start_ns <= log.time_ns <= c.end_ns]
+        if len(running) == 1:
+            logs_by_span[span_id].remove(log)
+            logs_by_span[running[0].span_id].append(log)
 
 
 def _step_of(run: AgentRun, tool: SpanRecord) -> ToolStep | None:

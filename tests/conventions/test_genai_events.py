@@ -318,6 +318,47 @@ def test_per_message_events(carrier: str) -> None:
     assert inv.warnings == ()
 
 
+def _choices_on_the_agent_span(t: TraceBuilder, offset: int = 1) -> None:
+    """Move each ``gen_ai.choice`` to the agent span, ``offset`` ns into its call's time.
+
+    That is where OpenLLMetry's openai instrumentation (0.62) emits the choices of a
+    streamed call: in the context the stream was read in, just before it ends the
+    call's span.
+    """
+    root = t.spans[0]
+    start = {s.span_id: s.start_ns for s in t.spans if s.name == "chat m"}
+    t.logs = [
+        replace(log, span_id=root.span_id, time_ns=start[log.span_id or ""] + offset)
+        if log.event_name == "gen_ai.choice"
+        else log
+        for log in t.logs
+    ]
+
+
+def test_choices_emitted_in_the_callers_context_belong_to_the_call_then_running() -> None:
+    t = _legacy_trace("log_event_name")
+    _choices_on_the_agent_span(t)
+    [inv] = build_invocations(t.spans, t.logs)
+    assert summary(inv) == expected(("log:gen_ai.*.message", "log:gen_ai.choice"))
+    assert inv.warnings == ()
+
+
+def test_a_choice_in_no_calls_time_or_in_two_stays_where_it_is() -> None:
+    t = _legacy_trace("log_event_name")
+    _choices_on_the_agent_span(t, offset=600_000)  # after each call ended (500 µs)
+    [outside] = build_invocations(t.spans, t.logs)
+    assert outside.status == "not_evaluable"
+    assert "model output missing" in (outside.reason or "")
+    t = _legacy_trace("log_event_name")
+    _choices_on_the_agent_span(t)
+    first, second = (s for s in t.spans if s.name == "chat m")
+    t.spans[t.spans.index(first)] = replace(first, end_ns=second.end_ns)  # overlapping calls
+    [overlapping] = build_invocations(t.spans, t.logs)
+    # The first call's choice, in its time only, is its own; the second's is in both.
+    assert [r.text for r in overlapping.intermediate_responses] == ["Let me check."]
+    assert overlapping.final_response is None
+
+
 def test_per_message_events_without_content_are_not_evaluable() -> None:
     """opentelemetry-instrumentation-openai-v2 with capture off: bodies keep roles, ids and
     tool names, never content or arguments."""

@@ -4,6 +4,8 @@ The client talks to :class:`fake_openai.FakeOpenAI` on 127.0.0.1 (scripted: a to
 then the answer); the test plays the agent loop by hand: an ``invoke_agent`` span holding
 chat 1 (instrumented) › an ``execute_tool`` span (made by hand, per semconv) › chat 2 with
 the tool result. Spans and log records go to in-memory exporters of *local* providers.
+Every full-trajectory case runs twice: the calls asked for whole, and streamed (the fake
+sends the chunks the API streams, the usage last; ``fake_openai.chat_completion``).
 
 What the instrumentation (2.4b0, with ``opentelemetry-util-genai`` 0.4b0) emits:
 
@@ -51,6 +53,7 @@ from fake_openai import (
     TOOLS,
     USER,
     FakeOpenAI,
+    chat_completion,
     get_weather,
     script,
 )
@@ -128,8 +131,10 @@ def instrument(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     assert not instrumentor.is_instrumented_by_opentelemetry
 
 
-def run_agent(instrument: Any, *, opt_in: bool, capture: str | None) -> Captured:
-    """Instrument, then play one agent turn against the fake server."""
+def run_agent(
+    instrument: Any, *, opt_in: bool, capture: str | None, stream: bool = False
+) -> Captured:
+    """Instrument, then play one agent turn against the fake server (streamed or not)."""
     tracer_provider, span_exporter, log_exporter = instrument(opt_in=opt_in, capture=capture)
     tracer = tracer_provider.get_tracer("test.agent")
     messages: list[ChatCompletionMessageParam] = [
@@ -146,7 +151,7 @@ def run_agent(instrument: Any, *, opt_in: bool, capture: str | None) -> Captured
         openai.OpenAI(base_url=server.base_url, api_key="test-key", max_retries=0) as client,
         tracer.start_as_current_span(f"invoke_agent {AGENT}", attributes=agent_attrs),
     ):
-        first = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
+        first = chat_completion(client, stream=stream, model=MODEL, messages=messages, tools=TOOLS)
         reply = first.choices[0].message
         assert reply.tool_calls
         # The fake server scripts function calls only (no custom tool calls).
@@ -176,7 +181,7 @@ def run_agent(instrument: Any, *, opt_in: bool, capture: str | None) -> Captured
             ):
                 result = get_weather(**json.loads(call.function.arguments))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-        second = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
+        second = chat_completion(client, stream=stream, model=MODEL, messages=messages, tools=TOOLS)
         assert second.choices[0].message.content == FINAL
         requests = list(server.requests)
     return Captured(
@@ -260,14 +265,16 @@ DETAILS_OUTPUT = f"log:{DETAILS}/gen_ai.output.messages"
         ),
     ],
 )
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_real_openai_v2_full_trajectory(
     instrument: Any,
+    stream: bool,
     opt_in: bool,
     capture: str,
     provenance: dict[str, str],
     system: str | None,
 ) -> None:
-    captured = run_agent(instrument, opt_in=opt_in, capture=capture)
+    captured = run_agent(instrument, opt_in=opt_in, capture=capture, stream=stream)
 
     # The fake server saw the real loop: chat 2 carries the tool result for the model's id.
     assert len(captured.requests) == 2

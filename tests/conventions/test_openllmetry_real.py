@@ -34,7 +34,10 @@ Findings pinned here: (1) with the instrumentation alone, only the scope
 (``…openai.v1``) tells its spans from openai-v2's, so the content-capture hint has to
 come from the scope (``conventions/traceloop.py``); (2) in events mode ``gen_ai.choice``
 carries ``tool_calls`` beside ``message``, not inside it (``genai_events.legacy_message``
-reads both); (3) ``uninstrument()`` unwraps nothing (see the ``instrument`` fixture).
+reads both); (3) ``uninstrument()`` unwraps nothing (see the ``instrument`` fixture);
+(4) a streamed call's ``gen_ai.choice`` records are emitted in the caller's context (the
+agent span), not the call's: each belongs to the call running when it was emitted
+(``trace_tree``). Every full-trajectory case also runs streamed.
 ``Config`` of the instrumentation is process-wide class state: each test restores it.
 """
 
@@ -73,6 +76,7 @@ from fake_openai import (
     TOOLS,
     USER,
     FakeOpenAI,
+    chat_completion,
     get_weather,
     script,
 )
@@ -180,12 +184,11 @@ class Captured:
     def chat_spans(self) -> list[Any]:
         return [s for s in self.spans if s.name == "openai.chat"]
 
+    def logs_of(self, span: Any) -> list[Any]:
+        return [r.log_record for r in self.logs if r.log_record.span_id == span.context.span_id]
+
     def log_names(self, span: Any) -> list[str | None]:
-        return [
-            r.log_record.event_name
-            for r in self.logs
-            if r.log_record.span_id == span.context.span_id
-        ]
+        return [r.event_name for r in self.logs_of(span)]
 
 
 @pytest.fixture
@@ -245,11 +248,17 @@ def instrument(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 
 def run_agent(
-    instrument: Any, *, content: str | None, use_attributes: bool = True, decorated: bool = True
+    instrument: Any,
+    *,
+    content: str | None,
+    use_attributes: bool = True,
+    decorated: bool = True,
+    stream: bool = False,
 ) -> Captured:
     """Instrument, then play one agent turn against the fake server.
 
     ``decorated=False``: the instrumentation alone (no agent/tool spans, no session).
+    ``stream``: both model calls streamed (``fake_openai.chat_completion``).
     """
     tracer_provider, span_exporter, log_exporter = instrument(
         content=content, use_attributes=use_attributes
@@ -280,7 +289,7 @@ def run_agent(
             else tracer.start_as_current_span("handle_request")
         ) as agent,
     ):
-        first = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
+        first = chat_completion(client, stream=stream, model=MODEL, messages=messages, tools=TOOLS)
         reply = first.choices[0].message
         assert reply.tool_calls
         # The fake server scripts function calls only (no custom tool calls).
@@ -306,7 +315,7 @@ def run_agent(
                 if tool is not None:
                     tool.output(result)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-        second = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
+        second = chat_completion(client, stream=stream, model=MODEL, messages=messages, tools=TOOLS)
         answer = second.choices[0].message.content
         assert answer == FINAL
         if decorated:
@@ -374,14 +383,16 @@ ATTRS_PROVENANCE = {
         ),
     ],
 )
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_real_openllmetry_full_trajectory(
     instrument: Any,
+    stream: bool,
     content: str | None,
     use_attributes: bool,
     provenance: dict[str, str],
     system: str | None,
 ) -> None:
-    captured = run_agent(instrument, content=content, use_attributes=use_attributes)
+    captured = run_agent(instrument, content=content, use_attributes=use_attributes, stream=stream)
 
     # The fake server saw the real loop: chat 2 carries the tool result for the model's id.
     assert len(captured.requests) == 2
@@ -505,6 +516,28 @@ def test_events_mode(instrument: Any) -> None:
     ]
     assert inv.usage == TokenUsage(input_tokens=130, output_tokens=21)
     assert inv.conversation_id == SESSION
+
+
+def test_events_mode_streamed_choices_land_on_the_callers_span(instrument: Any) -> None:
+    """Streamed, each call's ``gen_ai.choice`` is emitted where the stream was read.
+
+    The stream wrapper emits the choices in the current context (the agent's span, not
+    the call's) just before it ends the call's span: the call then holds its input
+    only. Each choice is the reply of the one call running when it was emitted.
+    """
+    captured = run_agent(instrument, content="true", use_attributes=False, stream=True)
+    chat1, chat2 = captured.chat_spans()
+    [agent] = [s for s in captured.spans if s.name == f"{AGENT}.agent"]
+    assert "gen_ai.choice" not in captured.log_names(chat1) + captured.log_names(chat2)
+    assert captured.log_names(agent) == ["gen_ai.choice", "gen_ai.choice"]
+    for chat, choice in zip((chat1, chat2), captured.logs_of(agent), strict=True):
+        assert chat.start_time <= (choice.timestamp or choice.observed_timestamp) <= chat.end_time
+    inv = captured.invocation()
+    assert (inv.intermediate_responses, inv.final_response) == (
+        (AgentText(author=AGENT, text=THINKING),),
+        FINAL,
+    )
+    assert inv.provenance["responses"] == "log:gen_ai.choice"
 
 
 def keys_in(value: Any) -> set[str]:
