@@ -17,6 +17,9 @@ Rules (REFERENCE §5.1, §5.5):
   ``tools/call`` client span under the framework's ``execute_tool``).
 * Model and tool spans outside any agent-ish span (plain LLM instrumentation, chains)
   form a run rooted at their tree root.
+* A model output event (log record) on a span that is no model call belongs to the one
+  model call running when it was emitted (a streamed call's ``gen_ai.choice`` emitted
+  in the caller's context).
 """
 
 from __future__ import annotations
