@@ -15,6 +15,7 @@ And the way ``adk web`` runs agents, with ``StreamingMode.SSE``: the real ``Gemi
 class then asks ``streamGenerateContent``, and the fake streams each reply in pieces
 (:func:`stream_chunks`), which ADK joins into the reply it keeps:
 
+* ``adk-sse``: under the google-adk instrumentor, streamed (on the real model);
 * ``google-genai-sse``: as ``google-genai``, streamed;
 * ``gemini-sse``: streamed, with ADK's own telemetry only.
 
@@ -32,7 +33,7 @@ to ``OUT_DIR``:
 
 Usage::
 
-    python tests/adk_openinference_harness.py {adk|google-genai|google-genai-sse|gemini-sse} OUT_DIR
+    python tests/adk_openinference_harness.py MODE OUT_DIR    (MODE: one of ALL_MODES)
 
 (OpenInference's ``TraceConfig(hide_inputs=True, hide_outputs=True)`` redacts only the
 spans the google-adk instrumentor starts itself: 1.0.5 still writes every message onto
@@ -64,7 +65,7 @@ import adk_harness
 from fake_judges import FakeGemini, FakeReply
 
 #: The OpenInference modes (``test_adk_openinference_real``).
-INSTRUMENTORS = ("adk", "google-genai", "google-genai-sse")
+INSTRUMENTORS = ("adk", "adk-sse", "google-genai", "google-genai-sse")
 #: Every mode: those and ADK's own telemetry, streamed (``test_adk_streaming_real``).
 ALL_MODES = (*INSTRUMENTORS, "gemini-sse")
 #: Every schema and content mode; where ADK captures no content (schema 2's default,
@@ -227,7 +228,7 @@ def main(argv: list[str]) -> int:
     adk_harness.install_telemetry()
     capture = adk_harness._state.capture
     assert capture is not None
-    if mode == "adk":
+    if mode.startswith("adk"):
         GoogleADKInstrumentor().instrument(tracer_provider=capture.tracer_provider)
     elif mode.startswith("google-genai"):
         GoogleGenAIInstrumentor().instrument(tracer_provider=capture.tracer_provider)

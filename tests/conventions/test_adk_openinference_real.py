@@ -17,9 +17,10 @@ survive, and its ``llm.output_messages.*`` keep keys of earlier replies. The ear
 replies are rebuilt from that last input (``tracescore.history``) and the last reply is
 read from ``output.value``, rewritten whole each time.
 
-``google-genai-sse`` runs the agents as ``adk web`` does, streamed (``StreamingMode.SSE``):
-both ADK's spans and the instrumentor's then see each reply in pieces
-(``test_adk_streaming_real`` has the same without an instrumentor).
+``adk-sse`` and ``google-genai-sse`` run the agents as ``adk web`` does, streamed
+(``StreamingMode.SSE``) on the real ``Gemini`` model: ADK's spans and the instrumentor's
+then see each reply in pieces (``test_adk_streaming_real`` has the same without an
+instrumentor).
 """
 
 from __future__ import annotations
