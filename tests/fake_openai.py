@@ -3,9 +3,9 @@
 ``FakeOpenAI`` serves ``POST /v1/chat/completions`` and ``POST /v1/responses`` on
 127.0.0.1 at a free port, from a thread. Each request, on either route, pops the next
 scripted response body (the script is written for the API the client uses); the JSON
-request bodies are kept in ``requests`` so a test can check what the client sent. A chat
-completion asked for with ``stream: true`` is sent as the API streams it
-(:func:`completion_chunks`). No network beyond loopback, no sleeps: the caller waits on
+request bodies are kept in ``requests`` so a test can check what the client sent. A reply
+asked for with ``stream: true`` is sent as the API streams it (:func:`completion_chunks`,
+:func:`response_events`). No network beyond loopback, no sleeps: the caller waits on
 an Event for the thread to run.
 """
 
@@ -103,6 +103,51 @@ def completion_chunks(body: dict[str, Any], *, usage: bool) -> list[dict[str, An
     return chunks
 
 
+def response_events(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``response`` body as the Responses API streams it: its server-sent events.
+
+    ``response.created`` (no output yet); per output item ``output_item.added``, its
+    text or arguments in delta pieces, ``output_item.done``; then ``response.completed``
+    with the whole response.
+    """
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {**body, "status": "in_progress", "output": []}}
+    ]
+    for index, item in enumerate(body["output"]):
+        at = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "message":
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**item, "status": "in_progress", "content": []},
+                }
+            )
+            for content_index, part in enumerate(item["content"]):
+                events += [
+                    {
+                        "type": "response.output_text.delta",
+                        **at,
+                        "content_index": content_index,
+                        "delta": piece,
+                        "logprobs": [],
+                    }
+                    for piece in _cut(part["text"])
+                ]
+        else:
+            started = {**item, "status": "in_progress", "arguments": ""}
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": started}
+            )
+            events += [
+                {"type": "response.function_call_arguments.delta", **at, "delta": piece}
+                for piece in _cut(item["arguments"])
+            ]
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append({"type": "response.completed", "response": body})
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -135,24 +180,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._reply(404, {"error": {"message": f"no route {self.path}", "type": "fake"}})
             return
         streamed = bool(request.get("stream"))
-        if streamed and self.path.rstrip("/") != "/v1/chat/completions":
-            self._reply(400, {"error": {"message": "streaming unsupported", "type": "fake"}})
-            return
         with self.server.lock:
             self.server.requests.append(request)
             body = self.server.script.pop(0) if self.server.script else None
         if body is None:
             self._reply(500, {"error": {"message": "script exhausted", "type": "fake"}})
             return
+        if streamed and self.path.rstrip("/") == "/v1/responses":
+            self._stream(response_events(body), done=False)
+            return
         if streamed:
             usage = bool((request.get("stream_options") or {}).get("include_usage"))
-            self._stream(completion_chunks(body, usage=usage))
+            self._stream(completion_chunks(body, usage=usage), done=True)
             return
         self._reply(200, body)
 
-    def _stream(self, chunks: list[dict[str, Any]]) -> None:
+    def _stream(self, chunks: list[dict[str, Any]], *, done: bool) -> None:
+        """Send ``chunks`` as server-sent events; ``done``: end with ``[DONE]`` (chat)."""
         events = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks]
-        data = b"".join([*events, b"data: [DONE]\n\n"])
+        data = b"".join([*events, b"data: [DONE]\n\n" if done else b""])
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(data)))

@@ -5,7 +5,8 @@ openai-agents`` turns those traces into OTel spans (``Agent workflow`` › agent
 ``turn`` › ``response`` or ``generation`` + tool and ``handoff to …`` spans). The SDK's
 model is the real ``openai`` client against :class:`fake_openai.FakeOpenAI`, through
 either model class: ``OpenAIResponsesModel`` (the SDK's default, Responses API) or
-``OpenAIChatCompletionsModel``; OpenInference writes each differently.
+``OpenAIChatCompletionsModel``; OpenInference writes each differently. The ``streamed``
+scenario runs with ``Runner.run_streamed``, and the fake streams its replies.
 
 With ``TRACESCORE_HARNESS_INSTRUMENTATION=openllmetry`` OpenLLMetry's
 ``opentelemetry-instrumentation-openai-agents`` traces instead (``Agent Workflow`` ›
@@ -39,6 +40,7 @@ from agents import (
     ItemHelpers,
     MessageOutputItem,
     Model,
+    ModelSettings,
     OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
     Runner,
@@ -261,6 +263,10 @@ SCRIPTS: dict[str, list[Turn]] = {
         [Call("get_weather", {"city": "Lima"}, "h2")],
         ["Lima is sunny."],
     ],
+    "streamed": [
+        ["Looking up Quito.", Call("get_weather", {"city": "Quito"}, "r1")],
+        ["Quito: sunny, 21 °C."],
+    ],
     "agent_as_tool": [
         [Call("ask_weather", {"input": "Weather in Kyiv?"}, "a1")],
         [Call("get_weather", {"city": "Kyiv"}, "a2")],
@@ -289,6 +295,16 @@ async def tool_raises(model: Model) -> list[dict[str, Any]]:
 
 async def no_tools(model: Model) -> list[dict[str, Any]]:
     return [await _run(_weather(model), "Dis bonjour — en français.")]
+
+
+async def streamed(model: Model) -> list[dict[str, Any]]:
+    """``Runner.run_streamed``, as chat front ends run agents: the model calls stream."""
+    # Usage only comes with a stream that asks for it (``stream_options.include_usage``).
+    agent = _weather(model, model_settings=ModelSettings(include_usage=True))
+    result = Runner.run_streamed(agent, "Quito?")
+    async for _event in result.stream_events():
+        pass
+    return [{"agents": _agents(result), **view(result)}]
 
 
 async def two_turn_session(model: Model) -> list[dict[str, Any]]:
@@ -336,6 +352,7 @@ SCENARIOS: dict[str, Scenario] = {
         tool_raises,
         no_tools,
         two_turn_session,
+        streamed,
         handoff,
         agent_as_tool,
     )

@@ -14,6 +14,7 @@ from tracescore.conventions.messages import (
     message_from_obj,
     messages_from_value,
     parse_arguments,
+    response_reply,
 )
 
 
@@ -157,3 +158,31 @@ def test_stream_pieces_join_texts_of_a_kind_and_keep_other_parts_in_order() -> N
 )
 def test_messages_that_are_not_all_pieces_are_not_joined(finishes: list[str | None]) -> None:
     assert joined_stream([_piece(TextPart(text="x"), finish=f) for f in finishes]) is None
+
+
+def test_a_responses_api_response_is_one_reply_in_item_order() -> None:
+    text = {"type": "output_text", "text": "Checking.", "annotations": []}
+    response = {
+        "object": "response",
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "message", "id": "msg_1", "role": "assistant", "content": [text]},
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "f",
+                "arguments": '{"a": 1}',
+            },
+            "not an item",
+        ],
+    }
+    reply = response_reply(response)
+    assert reply is not None and reply.is_assistant
+    assert reply.parts == (
+        OtherPart(type="reasoning", data={"type": "reasoning", "id": "rs_1", "summary": []}),
+        TextPart(text="Checking."),
+        ToolCallPart(name="f", args={"a": 1}, id="call_1"),  # the call's id, not the item's
+    )
+    assert response_reply({"object": "response", "output": []}) is None
+    assert response_reply({"object": "response"}) is None

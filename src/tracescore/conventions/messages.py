@@ -46,6 +46,7 @@ __all__ = [
     "one_reply",
     "openai_tool_calls",
     "parse_arguments",
+    "response_reply",
     "simplify_blocks",
 ]
 
@@ -386,6 +387,38 @@ def one_reply(messages: list[Message]) -> list[Message]:
     """
     parts = tuple(p for m in messages if m.is_assistant for p in m.parts)
     return [Message(role="assistant", parts=parts)]
+
+
+def response_reply(response: Mapping[str, object]) -> Message | None:
+    """The reply in an OpenAI Responses API ``Response`` object (its ``output`` items).
+
+    The items together are the reply, in order: a ``message``'s content parts, a
+    ``function_call`` as a call (its id is ``call_id``: ``id`` names the item), anything
+    else (reasoning, server tools) kept as an :class:`OtherPart`. None when ``response``
+    has no ``output`` list or nothing in it.
+    """
+    output = response.get("output")
+    if not isinstance(output, list):
+        return None
+    parts: list[Part] = []
+    for item in output:
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type")
+        content = item.get("content")
+        if kind == "message" and isinstance(content, list):
+            parts.extend(p for p in map(_chat_content_item, content) if p is not None)
+        elif kind == "function_call":
+            parts.append(
+                ToolCallPart(
+                    name=str(item.get("name") or ""),
+                    args=parse_arguments(item.get("arguments")),
+                    id=_opt_str(item.get("call_id") or item.get("id")),
+                )
+            )
+        else:
+            parts.append(OtherPart(type=str(kind or "unknown"), data=cast(JsonValue, dict(item))))
+    return Message(role="assistant", parts=tuple(parts)) if parts else None
 
 
 def joined_stream(messages: list[Message]) -> Message | None:

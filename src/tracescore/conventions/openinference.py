@@ -47,6 +47,7 @@ from tracescore.conventions.messages import (
     messages_from_value,
     one_reply,
     parse_arguments,
+    response_reply,
 )
 from tracescore.spans import AttrValue, SpanRecord
 
@@ -526,9 +527,15 @@ def _output_messages(data: JsonValue) -> list[Message]:
     if isinstance(data, str):
         return [Message(role="assistant", parts=(TextPart(text=data),))]
     if isinstance(data, list):
+        # The OpenAI Agents SDK's streamed Chat Completions calls record [Response].
+        if data and isinstance(data[0], dict) and data[0].get("object") == "response":
+            return _output_messages(data[0])
         return messages_from_value(data, default_role="assistant")
     if not isinstance(data, dict):
         return []
+    if data.get("object") == "response":
+        reply = response_reply(data)
+        return [reply] if reply is not None else []
     choices = data.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
         first = choices[0]
