@@ -557,8 +557,10 @@ class GenericIO(ConventionReader):
 
     ``input.value`` may be a JSON object with ``messages`` (chat), ``contents`` (Gemini) or
     ``prompt`` (completion), a JSON message list, or plain text (one user message).
-    ``output.value`` may be an OpenAI response (``choices``), a Gemini/ADK response
-    (``content``), a message, or plain text (the assistant's reply). Only asked about
+    ``output.value`` may be an OpenAI response (``choices``), a Responses API
+    ``Response`` (``output`` items; the OpenAI Agents SDK records a streamed Chat
+    Completions call as ``[Response]``), a Gemini/ADK response (``content``), a message,
+    or plain text (the assistant's reply). Only asked about
     model-call spans, after every convention-specific reader.
     """
 
