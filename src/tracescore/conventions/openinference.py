@@ -1,4 +1,4 @@
-"""OpenInference (Arize Phoenix) span attributes, and the generic ``input.value`` fallback.
+"""OpenInference (Arize Phoenix) span attributes.
 
 OpenInference marks every span with ``openinference.span.kind`` and flattens messages
 into indexed keys (REFERENCE §5.3)::
@@ -13,7 +13,9 @@ a question needs them, and the result is cached on the view. ``"__REDACTED__"`` 
 ``OPENINFERENCE_HIDE_*`` writes) counts as not captured.
 
 ``llm.system`` is the model *vendor* in OpenInference (``"openai"``), not instructions:
-system instructions are the text of the system-role input messages.
+system instructions are the text of the system-role input messages. Where a span has
+no flattened messages, its generic ``input.value`` / ``output.value`` pair is read by
+:mod:`tracescore.conventions.generic_io`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ from tracescore.conventions.base import (
     parse_content,
 )
 from tracescore.conventions.genai import OPERATION_KINDS, int_attr
+from tracescore.conventions.generic_io import (
+    INPUT_VALUE,
+    OUTPUT_MIME_TYPE,
+    OUTPUT_VALUE,
+    output_messages,
+)
 from tracescore.conventions.messages import (
     JsonValue,
     Message,
@@ -43,20 +51,14 @@ from tracescore.conventions.messages import (
     ToolResultPart,
     decoded_json,
     is_not_captured,
-    message_from_obj,
-    messages_from_value,
     one_reply,
     parse_arguments,
-    response_reply,
 )
 from tracescore.spans import AttrValue, SpanRecord
 
-__all__ = ["CAPTURE_HINT", "GenericIO", "OpenInference"]
+__all__ = ["CAPTURE_HINT", "OpenInference"]
 
 SPAN_KIND: Final = "openinference.span.kind"
-INPUT_VALUE: Final = "input.value"
-OUTPUT_VALUE: Final = "output.value"
-OUTPUT_MIME_TYPE: Final = "output.mime_type"
 METADATA: Final = "metadata"
 _SMOLAGENTS_SCOPE: Final = "openinference.instrumentation.smolagents"
 _SMOLAGENTS_RUN: Final = ".run"
@@ -485,26 +487,6 @@ def _output_value(view: SpanView) -> Found[JsonValue] | None:
     return parse_content(view, raw, OUTPUT_VALUE)
 
 
-def _input_messages(data: JsonValue) -> list[Message]:
-    if isinstance(data, str):
-        return [Message(role="user", parts=(TextPart(text=data),))]
-    if isinstance(data, list):
-        return messages_from_value(data)
-    if not isinstance(data, dict):
-        return []
-    for key in ("messages", "contents"):
-        value = data.get(key)
-        if isinstance(value, list):
-            return messages_from_value(value)
-    for key in ("prompt", "input", "query"):
-        value = data.get(key)
-        if isinstance(value, str):
-            return [Message(role="user", parts=(TextPart(text=value),))]
-    if "role" in data:
-        return messages_from_value(data)
-    return []
-
-
 def _adk_response(view: SpanView) -> Found[list[Message]] | None:
     """The reply in ``output.value`` when it is an ADK ``LlmResponse`` (``content``).
 
@@ -519,65 +501,5 @@ def _adk_response(view: SpanView) -> Found[list[Message]] | None:
         return None
     if not isinstance(found.value.get("content"), Mapping):
         return None
-    msgs = _output_messages(found.value)  # read as the generic reader reads it
+    msgs = output_messages(found.value)  # read as the generic reader reads it
     return Found(msgs, OUTPUT_VALUE, found.truncated) if msgs else None
-
-
-def _output_messages(data: JsonValue) -> list[Message]:
-    if isinstance(data, str):
-        return [Message(role="assistant", parts=(TextPart(text=data),))]
-    if isinstance(data, list):
-        # The OpenAI Agents SDK's streamed Chat Completions calls record [Response].
-        if data and isinstance(data[0], dict) and data[0].get("object") == "response":
-            return _output_messages(data[0])
-        return messages_from_value(data, default_role="assistant")
-    if not isinstance(data, dict):
-        return []
-    if data.get("object") == "response":
-        reply = response_reply(data)
-        return [reply] if reply is not None else []
-    choices = data.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
-        first = choices[0]
-        msg = message_from_obj(first.get("message"), default_role="assistant")
-        if msg is None and isinstance(first.get("text"), str):
-            return [Message(role="assistant", parts=(TextPart(text=str(first["text"])),))]
-        return [msg] if msg is not None else []
-    content = data.get("content")
-    if isinstance(content, Mapping):
-        msg = message_from_obj(content, default_role="assistant")
-        return [msg] if msg is not None else []
-    if "role" in data or isinstance(content, (str, list)):
-        return messages_from_value(data, default_role="assistant")
-    return []
-
-
-class GenericIO(ConventionReader):
-    """Last resort for model spans: the generic ``input.value`` / ``output.value`` pair.
-
-    ``input.value`` may be a JSON object with ``messages`` (chat), ``contents`` (Gemini) or
-    ``prompt`` (completion), a JSON message list, or plain text (one user message).
-    ``output.value`` may be an OpenAI response (``choices``), a Responses API
-    ``Response`` (``output`` items; the OpenAI Agents SDK records a streamed Chat
-    Completions call as ``[Response]``), a Gemini/ADK response (``content``), a message,
-    or plain text (the assistant's reply). Only asked about
-    model-call spans, after every convention-specific reader.
-    """
-
-    name = "generic"
-
-    def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
-        """``input.value``."""
-        found = parse_content(view, view.span.attributes.get(INPUT_VALUE), INPUT_VALUE)
-        if found is None:
-            return None
-        msgs = _input_messages(found.value)
-        return Found(msgs, INPUT_VALUE, found.truncated) if msgs else None
-
-    def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
-        """``output.value``."""
-        found = parse_content(view, view.span.attributes.get(OUTPUT_VALUE), OUTPUT_VALUE)
-        if found is None:
-            return None
-        msgs = _output_messages(found.value)
-        return Found(msgs, OUTPUT_VALUE, found.truncated) if msgs else None

@@ -20,7 +20,8 @@ from tracescore.conventions.adk import AdkLegacy
 from tracescore.conventions.base import ConventionReader, Found, SpanView, StepKind, ToolIO, Usage
 from tracescore.conventions.genai import GenAIAttributes
 from tracescore.conventions.genai_events import GenAIEvents, GenAILegacyEvents
-from tracescore.conventions.openinference import GenericIO, OpenInference
+from tracescore.conventions.generic_io import GenericIO
+from tracescore.conventions.openinference import OpenInference
 from tracescore.conventions.pydantic_ai import PydanticAI
 from tracescore.conventions.traceloop import Traceloop
 from tracescore.spans import SpanRecord
