@@ -52,6 +52,22 @@ def test_parallel_calls_keep_model_order_and_pair_by_name_and_order() -> None:
     ]
 
 
+def test_calls_of_one_tool_pair_with_the_execution_of_their_arguments() -> None:
+    """Concurrent executions may start in another order than the calls were made."""
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("q")], reply(call("w", {"c": "A"}), call("w", {"c": "B"})))
+    tool(tb, root, "w", {"c": "B"}, "rB")  # no call ids on the tool spans
+    tool(tb, root, "w", {"c": "A"}, "rA")
+    chat(tb, root, [user("q")], reply(text("ok")))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.args, c.result) for c in inv.tool_calls] == [
+        ({"c": "A"}, "rA"),
+        ({"c": "B"}, "rB"),
+    ]
+    assert inv.warnings == ()
+
+
 def test_text_and_call_in_one_response_is_intermediate() -> None:
     tb = TraceBuilder()
     root = agent(tb, "a")

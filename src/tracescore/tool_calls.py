@@ -17,7 +17,13 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from tracescore.conventions.base import SpanView
-from tracescore.conventions.messages import JsonValue, Message, ToolResultPart
+from tracescore.conventions.messages import (
+    JsonValue,
+    Message,
+    ToolCallPart,
+    ToolResultPart,
+    parse_arguments,
+)
 from tracescore.conventions.registry import first_found, merged_tool_io
 from tracescore.model import ToolCall
 from tracescore.spans import STATUS_ERROR, SpanRecord
@@ -165,7 +171,7 @@ def join_calls(
         for part in resp.message.tool_calls():
             match = by_id.get(part.id) if part.id else None
             if match is None or match.used:
-                match = next((e for e in execs if not e.used and e.name == part.name), None)
+                match = _by_name(execs, part)
             origin.append(resp)
             if match is None:
                 calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
@@ -204,6 +210,32 @@ def join_calls(
         elif resp.step is not None:
             _results_from_next_request(calls, indices, resp.step, llm_steps, provenance)
     return _with_unmatched(calls, [e for e in execs if not e.used], warnings)
+
+
+def _by_name(execs: list[Execution], part: ToolCallPart) -> Execution | None:
+    """The first unused execution of ``part``'s tool; of several, one with its arguments.
+
+    Executions are in start order, which is the calls' order except across concurrent
+    branches (ADK's ParallelAgent): there two calls of one tool are told apart by what
+    they were called with. The first one is taken when none has the same arguments
+    (arguments an execution span does not record, or records otherwise).
+    """
+    first: Execution | None = None
+    for e in execs:
+        if e.used or e.name != part.name:
+            continue
+        if first is None:
+            first = e
+            if e.args is None or part.args is None:
+                return e  # nothing to tell calls apart by (content not captured)
+        if _same_args(e.args, part.args):
+            return e
+    return first
+
+
+def _same_args(a: JsonValue, b: JsonValue) -> bool:
+    """Equal arguments, written as JSON text or as values."""
+    return a == b or parse_arguments(a) == parse_arguments(b)
 
 
 def _results_from_next_request(

@@ -72,9 +72,19 @@ def test_rebuilt_turns_equal_adks(recorded: Path, schema: str, content: str, sce
     ):
         # As in test_adk_agreement's EVENT_ONLY case: no request shows that result.
         lost = TURN_ENDING_CALLS[scenario]
+    # Over schema 2 the google-adk instrumentor keeps no span, so no time, of each model
+    # call: on a real model, which concurrent branch's reply came back first is unknown
+    # (the branches come out in the order they ended).
+    unordered = (
+        _instrumentor(recorded) == "adk-sse" and schema == "v2" and scenario == "parallel_fanout"
+    )
     # Even where ADK itself captured nothing, the instrumentor's spans did.
     assert_turns_equal_adks(
-        adk_session_turns(invocations, adk["session_id"]), adk, scenario, lost_result=lost
+        adk_session_turns(invocations, adk["session_id"]),
+        adk,
+        scenario,
+        lost_result=lost,
+        any_branch_order=unordered,
     )
     # Every model call the script served is counted once, nested runs included.
     assert sum(i.inference_calls for i in invocations) == adk["model_calls"]
