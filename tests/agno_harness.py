@@ -27,7 +27,7 @@ from agno.run.team import TeamRunOutput
 from agno.team import Team
 from openinference.instrumentation.agno import AgnoInstrumentor
 
-from fake_openai import MODEL, FakeOpenAI, completion
+from fake_openai import MODEL, FakeOpenAI, scripted_reply
 from recording import Recorder, record_scenarios, weather
 
 #: A tool call the scripted model makes: (name, arguments, call id).
@@ -46,30 +46,12 @@ def get_weather(city: str) -> str:
 
 
 def _bodies(turns: Sequence[Turn]) -> list[dict[str, Any]]:
-    bodies = []
-    for index, turn in enumerate(turns):
-        message: dict[str, Any] = {"role": "assistant", "content": None}
-        if isinstance(turn, str):
-            message["content"] = turn
-        else:
-            message["tool_calls"] = [
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
-                }
-                for name, args, call_id in turn
-            ]
-        bodies.append(
-            completion(
-                message,
-                finish_reason="stop" if isinstance(turn, str) else "tool_calls",
-                prompt_tokens=13,
-                completion_tokens=5,
-                response_id=f"chatcmpl-{index}",
-            )
-        )
-    return bodies
+    return [
+        scripted_reply(i, turn, prompt_tokens=13)
+        if isinstance(turn, str)
+        else scripted_reply(i, None, turn, prompt_tokens=13)
+        for i, turn in enumerate(turns)
+    ]
 
 
 def view(output: RunOutput | TeamRunOutput, agent: str) -> dict[str, Any]:

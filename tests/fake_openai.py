@@ -53,6 +53,34 @@ def completion(
     }
 
 
+def scripted_reply(
+    index: int,
+    text: str | None,
+    calls: Sequence[tuple[str, Any, str]] = (),
+    *,
+    prompt_tokens: int,
+) -> dict[str, Any]:
+    """The harnesses' scripted model turn ``index``: ``text`` and ``calls`` (name,
+    arguments, call id), finished by ``tool_calls`` when it calls, else ``stop``."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+            }
+            for name, args, call_id in calls
+        ]
+    return completion(
+        message,
+        finish_reason="tool_calls" if calls else "stop",
+        prompt_tokens=prompt_tokens,
+        completion_tokens=5,
+        response_id=f"chatcmpl-{index}",
+    )
+
+
 def _cut(value: str) -> list[str]:
     """``value`` in three pieces (joined, they are ``value``), or whole when short."""
     if len(value) < 3:

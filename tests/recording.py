@@ -15,14 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 
 class Recorder:
-    """A tracer provider whose spans are kept in memory until :meth:`write` takes them."""
+    """A tracer provider (and a logger provider) kept in memory until :meth:`write`."""
 
     def __init__(self, *processors: SpanProcessor) -> None:
         """``processors`` run before the exporter's (e.g. one that adds attributes on end)."""
@@ -31,13 +34,22 @@ class Recorder:
         for processor in processors:
             self.provider.add_span_processor(processor)
         self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        #: For instrumentations that emit content as log records (set it as the global one).
+        self.logger_provider = LoggerProvider()
+        self.log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]  # SDK: unannotated __init__
+        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))
 
     def write(self, path: Path) -> None:
-        """Write the spans finished so far as one OTLP JSON line, and forget them."""
+        """Write the spans finished so far as one OTLP JSON line, the log records emitted
+        so far (if any) as a second one, and forget them."""
         self.provider.force_flush()
-        document = MessageToDict(encode_spans(self.exporter.get_finished_spans()))
-        path.write_text(json.dumps(document, ensure_ascii=False) + "\n")
+        lines = [MessageToDict(encode_spans(self.exporter.get_finished_spans()))]
+        logs = self.log_exporter.get_finished_logs()
+        if logs:
+            lines.append(MessageToDict(encode_logs(logs)))
+        path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
         self.exporter.clear()
+        self.log_exporter.clear()
 
 
 def weather(city: str) -> str:

@@ -27,7 +27,7 @@ from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from smolagents import OpenAIServerModel, ToolCallingAgent, tool
 from smolagents.memory import ActionStep, TaskStep
 
-from fake_openai import MODEL, FakeOpenAI, completion
+from fake_openai import MODEL, FakeOpenAI, scripted_reply
 from recording import Recorder, record_scenarios, weather
 
 #: A tool call the scripted model makes: (name, arguments, call id).
@@ -48,25 +48,7 @@ def get_weather(city: str) -> str:
 
 
 def _body(index: int, calls: Sequence[Call]) -> dict[str, Any]:
-    message = {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
-            }
-            for name, args, call_id in calls
-        ],
-    }
-    return completion(
-        message,
-        finish_reason="tool_calls",
-        prompt_tokens=13,
-        completion_tokens=5,
-        response_id=f"chatcmpl-{index}",
-    )
+    return scripted_reply(index, None, calls, prompt_tokens=13)
 
 
 def _run(turns: Sequence[Sequence[Call]], task: str) -> list[dict[str, Any]]:

@@ -642,3 +642,39 @@ def test_a_model_call_without_an_end_time_keeps_its_start_order() -> None:
     [inv] = build_invocations(spans)
     assert [r.text for r in inv.intermediate_responses] == ["A", "B"]
     assert [c.args for c in inv.tool_calls] == [{"n": 1}, {"n": 2}]
+
+
+def _maf_workflow(scope: str | None) -> TraceBuilder:
+    """Agent Framework's shape: ``workflow.run`` (no GenAI operation) over two agents."""
+    tb = TraceBuilder(scope=scope)
+    run = tb.span("workflow.run", attrs={"workflow.name": "Pipeline", "workflow.id": "w1"})
+    for name, answer in (("first", "draft"), ("second", "final")):
+        step = tb.span(f"executor.process {name}", run, attrs={"executor.id": name})
+        a = agent(tb, name, step)
+        chat(tb, a, [user("task")], reply(text(answer)))
+    return tb
+
+
+def test_an_agent_framework_workflow_run_is_one_invocation_of_its_task() -> None:
+    [inv] = build_invocations(_maf_workflow("agent_framework").spans)
+    assert inv.agent == "Pipeline"
+    assert inv.agents == ("Pipeline", "first", "second")
+    assert inv.user_content == "task"
+    assert [(r.author, r.text) for r in inv.intermediate_responses] == [("first", "draft")]
+    assert inv.final_response == "final"
+
+
+def test_a_workflow_run_span_of_another_library_is_not_a_run() -> None:
+    # Only Agent Framework's scope says what its ``workflow.run`` is: elsewhere the
+    # agents under it stay runs of their own.
+    invs = build_invocations(_maf_workflow("some.other.library").spans)
+    assert [i.agent for i in invs] == ["first", "second"]
+
+
+def test_agent_framework_without_content_names_its_own_switch() -> None:
+    tb = TraceBuilder(scope="agent_framework")
+    root = agent(tb, "solo")
+    tb.span("chat gpt-4o", root, attrs={"gen_ai.operation.name": "chat"})
+    [inv] = build_invocations(tb.spans)
+    assert inv.reason_code == "content_not_captured"
+    assert inv.reason is not None and "ENABLE_SENSITIVE_DATA=true" in inv.reason

@@ -51,6 +51,20 @@ OPERATION_KINDS: Final[dict[str, StepKind]] = {
 #: Where semconv >= 1.37 puts a call's output messages (a tool span's, for Strands).
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 
+#: Microsoft Agent Framework's instrumentation scope. It writes semconv >= 1.37 attributes,
+#: but a workflow's run (``SequentialBuilder``, ``WorkflowBuilder``...) is a ``workflow.run``
+#: span with no ``gen_ai.operation.name``: its agents' ``invoke_agent`` spans under it are
+#: one run of the user's task, as ADK's workflow agents are.
+MAF_SCOPE: Final = "agent_framework"
+_MAF_WORKFLOW_RUN: Final = "workflow.run"
+#: Agent Framework writes no content unless sensitive data is enabled (checked with
+#: agent-framework-core 1.23: no ``gen_ai.*.messages``, no tool arguments or results).
+MAF_CAPTURE_HINT: Final = (
+    "Microsoft Agent Framework records no content by default: set ENABLE_SENSITIVE_DATA=true "
+    "in the agent's environment, or call agent_framework.observability."
+    "enable_instrumentation(enable_sensitive_data=True)"
+)
+
 # The latest-experimental mode takes a mode name, not "true" (a "true" there is
 # rejected and nothing is captured: checked with opentelemetry-instrumentation-openai-v2).
 CAPTURE_HINT: Final = (
@@ -58,6 +72,10 @@ CAPTURE_HINT: Final = (
     "(with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental use span_only, "
     "event_only or span_and_event instead of true)"
 )
+
+
+def _maf_workflow_run(span: SpanRecord) -> bool:
+    return span.scope == MAF_SCOPE and span.name == _MAF_WORKFLOW_RUN
 
 
 def _responses_api(span: SpanRecord) -> bool:
@@ -143,17 +161,22 @@ class GenAIAttributes(ConventionReader):
 
     name = "genai"
     markers = frozenset({"gen_ai.operation.name"})
+    scopes = frozenset({MAF_SCOPE})
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
-        """Map ``gen_ai.operation.name`` to a step kind."""
+        """Map ``gen_ai.operation.name`` to a step kind; Agent Framework's workflow runs."""
         op = span.attributes.get("gen_ai.operation.name")
         if isinstance(op, str):
             return OPERATION_KINDS.get(op, "other")
+        if _maf_workflow_run(span):
+            return "workflow"
         return None
 
     def agent_name(self, span: SpanRecord) -> str | None:
-        """``gen_ai.agent.name``."""
+        """``gen_ai.agent.name``; an Agent Framework workflow's ``workflow.name``."""
         value = span.attributes.get("gen_ai.agent.name")
+        if value is None and _maf_workflow_run(span):
+            value = span.attributes.get("workflow.name")
         return value if isinstance(value, str) and value else None
 
     def llm_input(self, view: SpanView) -> Found[list[Message]] | None:
@@ -222,7 +245,9 @@ class GenAIAttributes(ConventionReader):
         )
 
     def capture_hint(self, span: SpanRecord) -> str | None:
-        """Generic GenAI semconv switch."""
+        """Agent Framework's switch for its spans, else the generic GenAI semconv one."""
+        if span.scope == MAF_SCOPE:
+            return MAF_CAPTURE_HINT
         if "gen_ai.operation.name" in span.attributes:
             return CAPTURE_HINT
         return None

@@ -1,0 +1,151 @@
+"""Real Microsoft Agent Framework traces, in its content modes, rebuilt as it returned them.
+
+``maf_harness.py`` runs real Agent Framework agents (its OpenAI chat-completion client on
+the fake OpenAI server) in a child process per mode and writes their spans (and log
+records) as OTLP JSON Lines next to what the framework returned of each run. The rebuilt
+invocations must equal that in every mode that captures content: semconv >= 1.37
+attributes with and without the 1.36 message events beside them, and the 1.36 baseline
+where the content is in the events alone. A ``SequentialBuilder`` workflow is one
+invocation of its task, its agents in the order they ran; an agent called through
+``as_tool`` is a run of its own; with content capture off the run is not evaluable and
+the reason names Agent Framework's own switch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conv_helpers import imported, run_harness, run_view
+
+import maf_harness
+
+HARNESS = Path(maf_harness.__file__)
+CAPTURING = [mode for mode in maf_harness.MODES if mode != "off"]
+
+
+@pytest.fixture(scope="module", params=CAPTURING)
+def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The scenarios' traces and expected invocations for one mode that captures content."""
+    mode: str = request.param
+    return run_harness(HARNESS, tmp_path_factory.mktemp(mode), env=maf_harness.MODES[mode])
+
+
+@pytest.fixture(scope="module")
+def uncaptured(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same scenarios with Agent Framework's default: no content."""
+    return run_harness(HARNESS, tmp_path_factory.mktemp("off"), env=maf_harness.MODES["off"])
+
+
+def _mode(recorded: Path) -> str:
+    return recorded.name.rstrip("0123456789")
+
+
+def _expected(recorded: Path, scenario: str) -> list[dict[str, object]]:
+    expected: list[dict[str, object]] = json.loads((recorded / "expected.json").read_text())[
+        scenario
+    ]
+    return expected
+
+
+@pytest.mark.parametrize("scenario", list(maf_harness.SCENARIOS))
+def test_rebuilt_invocations_equal_what_agent_framework_returned(
+    recorded: Path, scenario: str
+) -> None:
+    ours = imported(recorded / f"{scenario}.jsonl")
+    assert [run_view(i) for i in ours] == _expected(recorded, scenario)
+    for inv in ours:
+        assert inv.status == "ok", inv.reason
+        assert inv.warnings == ()
+        # Every answered call reports the same input tokens; a failed one reports none.
+        answered = inv.inference_calls - (1 if inv.error else 0)
+        assert inv.usage.input_tokens == maf_harness.INPUT_TOKENS * answered
+
+
+@pytest.mark.parametrize("scenario", list(maf_harness.SCENARIOS))
+def test_capture_off_names_agent_framework_switch(uncaptured: Path, scenario: str) -> None:
+    """No content recorded: not evaluable, and the reason says what to set."""
+    invocations = imported(uncaptured / f"{scenario}.jsonl")
+    assert len(invocations) == len(_expected(uncaptured, scenario))
+    for inv in invocations:
+        assert inv.status == "not_evaluable"
+        assert inv.reason_code == "content_not_captured"
+        assert inv.reason is not None and "ENABLE_SENSITIVE_DATA=true" in inv.reason
+        assert inv.inference_calls >= 1
+
+
+def test_model_call_that_failed_is_the_runs_error(recorded: Path) -> None:
+    [inv] = imported(recorded / "model_fails.jsonl")
+    assert inv.error == "ChatClientException"
+    assert inv.inference_calls == 1
+    assert inv.final_response is None
+
+
+def test_tool_that_raised_is_flagged_with_its_type(recorded: Path) -> None:
+    [inv] = imported(recorded / "parallel_calls_one_raises.jsonl")
+    paris, atlantis = inv.tool_calls
+    assert paris.error is None
+    assert atlantis.error == "ConnectionError"
+    assert atlantis.id == "call_a"
+
+
+def test_workflow_is_one_invocation_of_its_task(recorded: Path) -> None:
+    [inv] = imported(recorded / "sequential_workflow.jsonl")
+    assert inv.agent == "Sequential"
+    assert inv.agents == ("Sequential", "weather_agent", "summarizer")
+    assert inv.inference_calls == 3
+    assert [c.agent for c in inv.tool_calls] == ["weather_agent"]
+
+
+def test_agent_called_as_a_tool_is_a_run_of_its_own(recorded: Path) -> None:
+    boss, forecaster = imported(recorded / "agent_as_tool.jsonl")
+    assert boss.parent_tool_span_id is None
+    assert forecaster.parent_tool_span_id is not None
+    assert forecaster.trace_id == boss.trace_id
+
+
+def _recorded_keys(path: Path) -> tuple[set[str], set[str]]:
+    """The span attribute keys and the log records' event names in ``path``."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    span_keys = {
+        attr["key"]
+        for line in lines
+        for rs in line.get("resourceSpans", [])
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+        for attr in span.get("attributes", [])
+    }
+    events = {
+        record.get("eventName")
+        for line in lines
+        for rl in line.get("resourceLogs", [])
+        for sl in rl["scopeLogs"]
+        for record in sl["logRecords"]
+    }
+    return span_keys, events
+
+
+def test_mode_puts_content_where_documented(recorded: Path) -> None:
+    """Pins what each mode records (the harness docstring), so a release that moves the
+    content shows here first."""
+    mode = _mode(recorded)
+    span_keys, events = _recorded_keys(recorded / "sequential_calls.jsonl")
+    latest = {"gen_ai.input.messages", "gen_ai.tool.call.result"} <= span_keys
+    assert latest == (mode != "baseline")
+    assert ("gen_ai.choice" in events) == (mode != "latest_no_events")
+
+
+def test_capture_off_records_no_content(uncaptured: Path) -> None:
+    span_keys, events = _recorded_keys(uncaptured / "sequential_calls.jsonl")
+    assert not {k for k in span_keys if k.endswith(("messages", "arguments", "result"))}
+    assert events == set()
+
+
+def test_a_local_sessions_turns_each_stand_alone(recorded: Path) -> None:
+    """Agent Framework states no conversation id for a local session (README): each turn
+    is its own conversation, its user text the new message, not the history before it."""
+    first, second = imported(recorded / "two_turns.jsonl")
+    assert first.conversation_id is None and second.conversation_id is None
+    assert first.trace_id != second.trace_id
+    assert second.user_content == "What did I ask?"

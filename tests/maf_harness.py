@@ -1,0 +1,326 @@
+"""Real Microsoft Agent Framework runs against the fake OpenAI server, as OTLP JSON Lines.
+
+Agent Framework (``agent-framework-core``, the successor of AutoGen and Semantic Kernel)
+traces with its own instrumentation: ``invoke_agent``, ``chat`` and ``execute_tool`` spans
+(GenAI semconv), and a ``workflow.run`` span over a workflow's executors. What it records
+of the content depends on its settings, read from the environment when the package is
+imported (checked with agent-framework-core 1.23):
+
+* ``ENABLE_SENSITIVE_DATA`` unset: no content at all (no messages, no tool arguments or
+  results);
+* ``ENABLE_SENSITIVE_DATA=true``: semconv >= 1.37 ``gen_ai.input.messages`` /
+  ``gen_ai.output.messages`` on the model and agent spans, ``gen_ai.tool.call.arguments``
+  / ``result`` on tool spans, and also the 1.36 per-message log records
+  (``gen_ai.user.message``, ``gen_ai.choice``...) unless ``ENABLE_MESSAGE_EVENTS=false``;
+* ``OTEL_SEMCONV_STABILITY_OPT_IN=""`` (its default is ``gen_ai_latest_experimental``):
+  the 1.36 baseline, where the content is in those log records only.
+
+The model is Agent Framework's ``OpenAIChatCompletionClient`` on the real ``openai``
+client against :class:`fake_openai.FakeOpenAI`. The instrumentation uses the global
+tracer and logger providers, so the runs happen in a child process:
+``python maf_harness.py OUT_DIR`` with the mode in the environment writes one OTLP JSON
+Lines file per scenario and ``expected.json``: each run as Agent Framework returned it
+(the user's text, the tool calls with their results and whether they raised, the texts
+before the answer, the answer), which the rebuilt invocations must equal. A workflow's
+run is its agents' runs one after another, as one invocation of the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any
+
+import openai
+from opentelemetry import _logs, trace
+
+from fake_openai import FakeOpenAI, scripted_reply
+from recording import Recorder, record_scenarios, weather
+
+#: Content modes: the environment of each run.
+MODES: dict[str, dict[str, str]] = {
+    "latest": {"ENABLE_SENSITIVE_DATA": "true"},
+    "latest_no_events": {"ENABLE_SENSITIVE_DATA": "true", "ENABLE_MESSAGE_EVENTS": "false"},
+    "baseline": {"ENABLE_SENSITIVE_DATA": "true", "OTEL_SEMCONV_STABILITY_OPT_IN": ""},
+    "off": {"ENABLE_SENSITIVE_DATA": "false"},
+}
+#: Input tokens the fake model reports per call.
+INPUT_TOKENS = 17
+
+# The providers must be global before Agent Framework makes its tracer and logger.
+RECORDER = Recorder()
+trace.set_tracer_provider(RECORDER.provider)
+_logs.set_logger_provider(RECORDER.logger_provider)
+
+from agent_framework import (  # noqa: E402  # after the providers are set
+    Agent,
+    AgentContext,
+    AgentResponse,
+    Message,
+    ResponseStream,
+    agent_middleware,
+    tool,
+)
+from agent_framework.exceptions import ChatClientException  # noqa: E402
+from agent_framework.openai import OpenAIChatCompletionClient  # noqa: E402
+from agent_framework.orchestrations import SequentialBuilder  # noqa: E402
+
+#: A tool call the scripted model makes: (name, arguments, call id).
+Call = tuple[str, dict[str, Any], str]
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return weather(city)
+
+
+def _script(*turns: tuple[str | None, Sequence[Call]]) -> list[dict[str, Any]]:
+    return [
+        scripted_reply(i, text, calls, prompt_tokens=INPUT_TOKENS)
+        for i, (text, calls) in enumerate(turns)
+    ]
+
+
+# --- what Agent Framework returned ------------------------------------------------------
+
+
+#: Each agent run as the recording middleware saw it: agent, user text, response.
+RUNS: list[tuple[str, str | None, AgentResponse]] = []
+
+
+@agent_middleware
+async def record_run(context: AgentContext, call_next: Callable[[], Awaitable[None]]) -> None:
+    """Keep each run's input and its response (a streamed one once built), as runs end."""
+    await call_next()
+    agent, user = context.agent.name or "", _user_text(context.messages)
+
+    def keep(response: AgentResponse) -> AgentResponse:
+        RUNS.append((agent, user, response))
+        return response
+
+    if isinstance(context.result, AgentResponse):
+        keep(context.result)
+    elif isinstance(context.result, ResponseStream):  # run(stream=True), and as_tool's runs
+        context.result = context.result.with_result_transform(keep)
+
+
+def _user_text(messages: Sequence[Message]) -> str | None:
+    users = [m for m in messages if m.role == "user"]
+    return users[-1].text if users else None
+
+
+def view(agents: list[str], user: str | None, messages: Sequence[Message]) -> dict[str, Any]:
+    """One run's response messages as the fields an invocation must have."""
+    results = {c.call_id: c for m in messages for c in m.contents if c.type == "function_result"}
+    replies = [m for m in messages if m.role == "assistant"]
+    calls = []
+    for m in replies:
+        for c in m.contents:
+            if c.type == "function_call":
+                result = results.get(c.call_id)
+                calls.append(
+                    {
+                        "name": c.name,
+                        "args": c.parse_arguments(),
+                        "id": c.call_id,
+                        "result": None if result is None else result.result,
+                        "failed": result is not None and result.exception is not None,
+                    }
+                )
+    texts = [
+        (m.text, any(c.type == "function_call" for c in m.contents)) for m in replies if m.text
+    ]
+    final = texts[-1][0] if texts and not texts[-1][1] else None
+    return {
+        "agents": agents,
+        "user": user,
+        "calls": calls,
+        "intermediate": [t for t, _ in (texts[:-1] if final is not None else texts)],
+        "final": final,
+    }
+
+
+def _merged(workflow: str, views: Sequence[dict[str, Any]], user: str) -> dict[str, Any]:
+    """A workflow's agent runs, one after another, as one invocation of its task."""
+    texts = [t for v in views for t in [*v["intermediate"], v["final"]] if t]
+    return {
+        "agents": [workflow, *(a for v in views for a in v["agents"])],
+        "user": user,
+        "calls": [c for v in views for c in v["calls"]],
+        "intermediate": texts[:-1],
+        "final": texts[-1] if texts else None,
+    }
+
+
+# --- scenarios -----------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def _served(script: list[dict[str, Any]]) -> AsyncIterator[openai.AsyncOpenAI]:
+    """An OpenAI client on a fake server that answers with ``script``, closed on the way out."""
+    with FakeOpenAI(script) as fake:
+        client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="test", max_retries=0)
+        try:
+            yield client
+        finally:
+            await client.close()
+
+
+def _agent(client: openai.AsyncOpenAI, name: str, **kwargs: Any) -> Agent:
+    return Agent(
+        client=OpenAIChatCompletionClient(model="gpt-4o", async_client=client),
+        name=name,
+        instructions=f"You are {name}.",
+        middleware=[record_run],
+        **kwargs,
+    )
+
+
+def _recorded_after(run: Callable[[], Coroutine[Any, Any, None]]) -> list[dict[str, Any]]:
+    """Run ``run`` in a fresh event loop; the agent runs it made, in the order they ended."""
+    RUNS.clear()
+    asyncio.run(run())
+    runs = [view([agent], user, response.messages) for agent, user, response in RUNS]
+    RUNS.clear()
+    return runs
+
+
+def _one_run(
+    script: list[dict[str, Any]], prompt: str, *, stream: bool = False
+) -> list[dict[str, Any]]:
+    async def run() -> None:
+        async with _served(script) as client:
+            agent = _agent(client, "weather_agent", tools=[get_weather])
+            if not stream:
+                await agent.run(prompt)
+                return
+            updates = agent.run(prompt, stream=True)
+            async for _ in updates:
+                pass
+            await updates.get_final_response()
+
+    return _recorded_after(run)
+
+
+def parallel_calls_one_raises() -> list[dict[str, Any]]:
+    """Text and two calls in one reply; the second tool raises; then the answer."""
+    calls: list[Call] = [
+        ("get_weather", {"city": "Paris"}, "call_p"),
+        ("get_weather", {"city": "Atlantis"}, "call_a"),
+    ]
+    script = _script(("Let me check both.", calls), ("Paris: sunny. Atlantis: unknown.", ()))
+    return _one_run(script, "Weather in Paris and Atlantis?")
+
+
+def sequential_calls() -> list[dict[str, Any]]:
+    script = _script(
+        (None, [("get_weather", {"city": "Oslo"}, "call_1")]),
+        (None, [("get_weather", {"city": "Bergen"}, "call_2")]),
+        ("Oslo and Bergen are sunny.", ()),
+    )
+    return _one_run(script, "Oslo, then Bergen?")
+
+
+def no_tools_non_ascii() -> list[dict[str, Any]]:
+    return _one_run(_script(("東京は晴れです。Ça va très bien.", ())), "東京の天気は？")
+
+
+def streamed() -> list[dict[str, Any]]:
+    """``run(stream=True)``: every model call streamed; the response built from updates."""
+    script = _script(
+        ("Checking.", [("get_weather", {"city": "Lima"}, "call_l")]), ("Lima: sunny.", ())
+    )
+    return _one_run(script, "Weather in Lima?", stream=True)
+
+
+def two_turns() -> list[dict[str, Any]]:
+    """One session: the second request carries the first turn; its user is the new text."""
+    script = _script(
+        (None, [("get_weather", {"city": "Rome"}, "call_r")]),
+        ("Rome is sunny.", ()),
+        ("You asked about Rome.", ()),
+    )
+
+    async def run() -> None:
+        async with _served(script) as client:
+            agent = _agent(client, "weather_agent", tools=[get_weather])
+            session = agent.create_session()
+            await agent.run("Weather in Rome?", session=session)
+            await agent.run("What did I ask?", session=session)
+
+    return _recorded_after(run)
+
+
+def agent_as_tool() -> list[dict[str, Any]]:
+    """An agent calls another through ``as_tool`` (run streamed): a run of its own."""
+    script = _script(
+        (None, [("forecaster", {"task": "Forecast for Nice"}, "call_f")]),
+        (None, [("get_weather", {"city": "Nice"}, "call_n")]),
+        ("Nice: sunny.", ()),
+        ("The forecaster says Nice is sunny.", ()),
+    )
+
+    async def run() -> None:
+        async with _served(script) as client:
+            inner = _agent(client, "forecaster", description="Forecasts.", tools=[get_weather])
+            await _agent(client, "boss", tools=[inner.as_tool()]).run("Weather in Nice?")
+
+    inner, outer = _recorded_after(run)  # the called run ends first
+    return [outer, inner]
+
+
+def sequential_workflow() -> list[dict[str, Any]]:
+    """``SequentialBuilder``: one agent answers with a tool, the next summarises."""
+    prompt = "Weather in Porto?"
+    script = _script(
+        (None, [("get_weather", {"city": "Porto"}, "call_o")]),
+        ("Porto is sunny.", ()),
+        ("In short: sunny.", ()),
+    )
+
+    async def run() -> None:
+        async with _served(script) as client:
+            first = _agent(client, "weather_agent", tools=[get_weather])
+            second = _agent(client, "summarizer")
+            await SequentialBuilder(participants=[first, second]).build().run(prompt)
+
+    return [_merged("Sequential", _recorded_after(run), prompt)]
+
+
+def model_fails() -> list[dict[str, Any]]:
+    """The model endpoint answers 500 (the fake's script is empty): the run raises."""
+
+    async def run() -> None:
+        async with _served([]) as client:
+            try:
+                await _agent(client, "weather_agent").run("Weather in Quito?")
+            except ChatClientException:
+                return
+            raise AssertionError("the run should have failed")
+
+    assert _recorded_after(run) == []  # no response to record
+    return [view(["weather_agent"], "Weather in Quito?", [])]
+
+
+SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "parallel_calls_one_raises": parallel_calls_one_raises,
+    "sequential_calls": sequential_calls,
+    "no_tools_non_ascii": no_tools_non_ascii,
+    "two_turns": two_turns,
+    "streamed": streamed,
+    "agent_as_tool": agent_as_tool,
+    "sequential_workflow": sequential_workflow,
+    "model_fails": model_fails,
+}
+
+
+if __name__ == "__main__":
+    assert os.environ.get("ENABLE_SENSITIVE_DATA") is not None, "run with a mode's environment"
+    out_dir = Path(sys.argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    record_scenarios(RECORDER, SCENARIOS, out_dir)
