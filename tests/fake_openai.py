@@ -81,6 +81,57 @@ def scripted_reply(
     )
 
 
+def scripted_response(
+    index: int, blocks: Sequence[str | tuple[str, Any, str]], *, input_tokens: int
+) -> dict[str, Any]:
+    """A Responses API ``response`` body: its output items are ``blocks`` in order, a text
+    as a ``message`` item and a (name, arguments, call id) call as a ``function_call``."""
+    output: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, str):
+            content = [{"type": "output_text", "text": block, "annotations": []}]
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{index}_{len(output)}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": content,
+                }
+            )
+        else:
+            name, args, call_id = block
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{call_id}",
+                    "call_id": call_id,
+                    "name": name,
+                    "arguments": json.dumps(args, ensure_ascii=False),
+                    "status": "completed",
+                }
+            )
+    return {
+        "id": f"resp_{index}",
+        "object": "response",
+        "created_at": 1_700_000_000,
+        "model": MODEL,
+        "status": "completed",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "text": {"format": {"type": "text"}},
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": 5,
+            "total_tokens": input_tokens + 5,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
 def _cut(value: str) -> list[str]:
     """``value`` in three pieces (joined, they are ``value``), or whole when short."""
     if len(value) < 3:

@@ -28,10 +28,12 @@ def run_agent(
     error: bool = False,
     extra: dict[str, Any] | None = None,
     instructions: str | None = None,
+    response_id: str | None = None,
 ) -> str:
     """Run one simulated agent invocation; returns its trace id (hex).
 
-    ``instructions`` go on every model call as ``gen_ai.system_instructions``.
+    ``instructions`` go on every model call as ``gen_ai.system_instructions``;
+    ``response_id`` is the last model call's ``gen_ai.response.id``.
     """
     model = {"gen_ai.system_instructions": instructions} if instructions else {}
     attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
@@ -89,6 +91,7 @@ def run_agent(
                 "gen_ai.usage.output_tokens": 8,
                 "gen_ai.input.messages": json.dumps(history),
                 "gen_ai.output.messages": json.dumps([_text("assistant", answer)]),
+                **({"gen_ai.response.id": response_id} if response_id else {}),
             },
         ):
             pass

@@ -38,7 +38,7 @@ from typing import Any
 import openai
 from opentelemetry import _logs, trace
 
-from fake_openai import FakeOpenAI, scripted_reply
+from fake_openai import FakeOpenAI, scripted_reply, scripted_response
 from recording import Recorder, record_scenarios, weather
 
 #: Content modes: the environment of each run.
@@ -48,6 +48,11 @@ MODES: dict[str, dict[str, str]] = {
     "baseline": {"ENABLE_SENSITIVE_DATA": "true", "OTEL_SEMCONV_STABILITY_OPT_IN": ""},
     "off": {"ENABLE_SENSITIVE_DATA": "false"},
 }
+#: The OpenAI API the agents' client speaks (``TRACESCORE_HARNESS_MAF_API``): Chat
+#: Completions (``OpenAIChatCompletionClient``, the default here) or the Responses API
+#: (``OpenAIChatClient``, Agent Framework's default OpenAI client).
+APIS = ("chat", "responses")
+API = os.environ.get("TRACESCORE_HARNESS_MAF_API", "chat")
 #: Input tokens the fake model reports per call.
 INPUT_TOKENS = 17
 
@@ -66,7 +71,7 @@ from agent_framework import (  # noqa: E402  # after the providers are set
     tool,
 )
 from agent_framework.exceptions import ChatClientException  # noqa: E402
-from agent_framework.openai import OpenAIChatCompletionClient  # noqa: E402
+from agent_framework.openai import OpenAIChatClient, OpenAIChatCompletionClient  # noqa: E402
 from agent_framework.orchestrations import SequentialBuilder  # noqa: E402
 
 #: A tool call the scripted model makes: (name, arguments, call id).
@@ -80,6 +85,11 @@ def get_weather(city: str) -> str:
 
 
 def _script(*turns: tuple[str | None, Sequence[Call]]) -> list[dict[str, Any]]:
+    if API == "responses":
+        return [
+            scripted_response(i, [*([text] if text else []), *calls], input_tokens=INPUT_TOKENS)
+            for i, (text, calls) in enumerate(turns)
+        ]
     return [
         scripted_reply(i, text, calls, prompt_tokens=INPUT_TOKENS)
         for i, (text, calls) in enumerate(turns)
@@ -172,8 +182,13 @@ async def _served(script: list[dict[str, Any]]) -> AsyncIterator[openai.AsyncOpe
 
 
 def _agent(client: openai.AsyncOpenAI, name: str, **kwargs: Any) -> Agent:
+    chat_client = (
+        OpenAIChatClient(model="gpt-4o", async_client=client)
+        if API == "responses"
+        else OpenAIChatCompletionClient(model="gpt-4o", async_client=client)
+    )
     return Agent(
-        client=OpenAIChatCompletionClient(model="gpt-4o", async_client=client),
+        client=chat_client,
         name=name,
         instructions=f"You are {name}.",
         middleware=[record_run],
@@ -238,9 +253,14 @@ def streamed() -> list[dict[str, Any]]:
     return _one_run(script, "Weather in Lima?", stream=True)
 
 
-def two_turns() -> list[dict[str, Any]]:
-    """One session: the second request carries the first turn; its user is the new text."""
+def three_turns() -> list[dict[str, Any]]:
+    """One session of three turns, the first and last with one model call each.
+
+    On Chat Completions every request carries the turns before (each turn's user is the
+    new text); on the Responses API each names the response it continues instead.
+    """
     script = _script(
+        ("Hello! Ask me about the weather.", ()),
         (None, [("get_weather", {"city": "Rome"}, "call_r")]),
         ("Rome is sunny.", ()),
         ("You asked about Rome.", ()),
@@ -250,8 +270,8 @@ def two_turns() -> list[dict[str, Any]]:
         async with _served(script) as client:
             agent = _agent(client, "weather_agent", tools=[get_weather])
             session = agent.create_session()
-            await agent.run("Weather in Rome?", session=session)
-            await agent.run("What did I ask?", session=session)
+            for prompt in ("Hi", "Weather in Rome?", "What did I ask?"):
+                await agent.run(prompt, session=session)
 
     return _recorded_after(run)
 
@@ -311,7 +331,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "parallel_calls_one_raises": parallel_calls_one_raises,
     "sequential_calls": sequential_calls,
     "no_tools_non_ascii": no_tools_non_ascii,
-    "two_turns": two_turns,
+    "three_turns": three_turns,
     "streamed": streamed,
     "agent_as_tool": agent_as_tool,
     "sequential_workflow": sequential_workflow,
@@ -321,6 +341,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 
 if __name__ == "__main__":
     assert os.environ.get("ENABLE_SENSITIVE_DATA") is not None, "run with a mode's environment"
+    assert API in APIS, API
     out_dir = Path(sys.argv[1])
     out_dir.mkdir(parents=True, exist_ok=True)
     record_scenarios(RECORDER, SCENARIOS, out_dir)

@@ -56,7 +56,7 @@ from opentelemetry.instrumentation.openai_agents import (
     OpenAIAgentsInstrumentor as OpenLLMetryAgentsInstrumentor,
 )
 
-from fake_openai import MODEL, FakeOpenAI, completion
+from fake_openai import MODEL, FakeOpenAI, completion, scripted_response
 from recording import Recorder, weather
 
 APIS = ("responses", "chat")
@@ -75,49 +75,11 @@ Turn = Sequence[str | Call]
 
 
 def _responses_body(turn: Turn, index: int) -> dict[str, Any]:
-    output: list[dict[str, Any]] = []
-    for block in turn:
-        if isinstance(block, str):
-            content = [{"type": "output_text", "text": block, "annotations": []}]
-            output.append(
-                {
-                    "type": "message",
-                    "id": f"msg_{index}_{len(output)}",
-                    "role": "assistant",
-                    "status": "completed",
-                    "content": content,
-                }
-            )
-        else:
-            output.append(
-                {
-                    "type": "function_call",
-                    "id": f"fc_{block.id}",
-                    "call_id": block.id,
-                    "name": block.name,
-                    "arguments": json.dumps(block.args, ensure_ascii=False),
-                    "status": "completed",
-                }
-            )
-    return {
-        "id": f"resp_{index}",
-        "object": "response",
-        "created_at": 1_700_000_000,
-        "model": MODEL,
-        "status": "completed",
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "text": {"format": {"type": "text"}},
-        "usage": {
-            "input_tokens": 13,
-            "output_tokens": 5,
-            "total_tokens": 18,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
+    return scripted_response(
+        index,
+        [b if isinstance(b, str) else (b.name, b.args, b.id) for b in turn],
+        input_tokens=13,
+    )
 
 
 def _chat_body(turn: Turn, index: int) -> dict[str, Any]:

@@ -678,3 +678,39 @@ def test_agent_framework_without_content_names_its_own_switch() -> None:
     [inv] = build_invocations(tb.spans)
     assert inv.reason_code == "content_not_captured"
     assert inv.reason is not None and "ENABLE_SENSITIVE_DATA=true" in inv.reason
+
+
+def test_a_run_that_ends_on_tool_calls_says_it_has_no_answer() -> None:
+    # AutoGen's AssistantAgent, by default, answers with the tool results themselves: no
+    # model call follows the calls, and its answer is in no span.
+    tb = TraceBuilder()
+    root = agent(tb, "assistant")
+    chat(tb, root, [user("Weather?")], reply(call("get_weather", {"city": "Oslo"}, "c1")))
+    tool(tb, root, "get_weather", {"city": "Oslo"}, "sunny", "c1")
+    [inv] = build_invocations(tb.spans)
+    assert inv.status == "ok"
+    assert inv.final_response is None
+    assert [c.result for c in inv.tool_calls] == ["sunny"]
+    assert any("ended on tool calls" in w for w in inv.warnings)
+
+
+def test_a_run_answered_after_its_calls_has_no_such_warning() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "assistant")
+    chat(tb, root, [user("Weather?")], reply(text("Checking."), call("get_weather", {}, "c1")))
+    tool(tb, root, "get_weather", {}, "sunny", "c1")
+    chat(tb, root, None, reply(text("Sunny.")))
+    [inv] = build_invocations(tb.spans)
+    assert inv.final_response == "Sunny."
+    assert inv.warnings == ()
+
+
+def test_a_run_that_failed_in_its_tool_has_its_error_and_no_such_warning() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "assistant")
+    chat(tb, root, [user("Weather?")], reply(call("get_weather", {"city": "Boom"}, "c1")))
+    tool(tb, root, "get_weather", {"city": "Boom"}, None, "c1", status=STATUS_ERROR)
+    root.status_code = STATUS_ERROR
+    [inv] = build_invocations(tb.spans)
+    assert inv.error is not None
+    assert inv.warnings == ()

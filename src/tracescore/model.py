@@ -8,7 +8,7 @@ can never change what another criterion sees.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from tracescore.conventions.messages import JsonValue
@@ -116,6 +116,11 @@ class Invocation:
         tool_definitions: Tool declarations offered to the model, when captured.
         tags: ``tracescore.*`` attributes found on the run (e.g. golden eval ids).
         root_span_id: The span the invocation was rooted at.
+        error: Why the run failed (a model call's or the root span's error), if it did.
+        parent_tool_span_id: For an agent run called as a tool, that tool's span.
+        response_ids: Responses API ids of the run's model calls (``resp_...``), which
+            later turns of a ``previous_response_id`` chain point at
+            (:mod:`tracescore.response_chains`); empty for other APIs.
 
     """
 
@@ -143,6 +148,7 @@ class Invocation:
     root_span_id: str | None = None
     error: str | None = None
     parent_tool_span_id: str | None = None
+    response_ids: tuple[str, ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -171,7 +177,11 @@ def group_conversations(invocations: Sequence[Invocation]) -> list[Conversation]
 
     Conversations are ordered by their first invocation's start time. Equal start times
     are ordered by trace id, then root span id; what still ties keeps the given order.
+    A turn whose conversation id is a response another turn made (a Responses API
+    ``previous_response_id`` chain) joins that turn's conversation: it comes back as a
+    copy with the chain's id (:func:`_chained`).
     """
+    invocations = _chained(invocations)
     groups: dict[str, list[Invocation]] = {}
     for inv in invocations:
         key = inv.conversation_id or f"trace-{inv.trace_id}-{inv.root_span_id}"
@@ -182,3 +192,29 @@ def group_conversations(invocations: Sequence[Invocation]) -> list[Conversation]
     ]
     conversations.sort(key=lambda c: _start_order(c.invocations[0]))
     return conversations
+
+
+def _chained(invocations: Sequence[Invocation]) -> Sequence[Invocation]:
+    """``invocations`` with each turn of a response chain under the chain's id.
+
+    Earlier turns first: a turn continuing a response of an earlier one takes that one's
+    conversation id; a chain's first turn without an id of its own (one model call, so no
+    pointer at all) takes its first response's id.
+    """
+    if not any(inv.response_ids for inv in invocations):
+        return invocations
+    made: dict[str, int] = {}  # response id -> the position of the turn that made it
+    out: list[Invocation] = []
+    for turn in sorted(invocations, key=_start_order):
+        at = made.get(turn.conversation_id) if turn.conversation_id else None
+        joined = turn
+        if at is not None:
+            first = out[at]
+            if first.conversation_id is None:
+                first = out[at] = replace(first, conversation_id=first.response_ids[0])
+            if turn.conversation_id != first.conversation_id:
+                joined = replace(turn, conversation_id=first.conversation_id)
+        for response_id in turn.response_ids:
+            made.setdefault(response_id, len(out))
+        out.append(joined)
+    return out

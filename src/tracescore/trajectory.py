@@ -18,6 +18,7 @@ spans in start order and the invocation says so in its warnings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.messages import Message, joined_stream
@@ -35,6 +36,7 @@ from tracescore.history import (
     with_unseen_replies,
 )
 from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage, ToolCall
+from tracescore.response_chains import CONVERSATION_KEY, is_response_id, response_chain
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
 from tracescore.tool_calls import (
     UNNAMED_ERROR,
@@ -62,6 +64,14 @@ _INVOCATION_KEYS = ("gcp.vertex.agent.invocation_id",)
 #: Every key :func:`_holders` looks for.
 _ID_KEYS = frozenset((*_CONVERSATION_KEYS, *_INVOCATION_KEYS))
 _TAG_PREFIX = "tracescore."
+#: A run that did not fail, whose last model reply calls tools and that states no answer:
+#: nothing after the calls is in the trace. Frameworks that answer with the tool results
+#: themselves do that (AutoGen's AssistantAgent by default, ``reflect_on_tool_use=False``),
+#: and so does a run waiting on a long-running tool or a human approval.
+_ENDED_ON_CALLS: Final = (
+    "the run ended on tool calls, with no model reply after them: it has no final "
+    "response (an answer the framework made of the tool results is in no span)"
+)
 
 
 def build_invocations(
@@ -149,6 +159,9 @@ def _build(
         if stated is not None:
             final = stated.value
             provenance["final_response"] = stated.source
+    error = _run_error(root, failed if not responses else [])
+    if final is None and error is None and responses and responses[-1].message.tool_calls():
+        warnings.append(_ENDED_ON_CALLS)
     intermediate = tuple(
         AgentText(author=r.agent or "", text=text)
         for i, r in enumerate(responses)
@@ -176,6 +189,12 @@ def _build(
 
     holders = _holders(run.spans)
     conversation_id = _first_attr(holders, _CONVERSATION_KEYS, provenance, "conversation_id")
+    response_ids: tuple[str, ...] = ()
+    if conversation_id is None or is_response_id(conversation_id):
+        chained, response_ids = response_chain(holders, (s.view.span for s in llm_steps))
+        if chained is not None:
+            conversation_id = chained
+            provenance["conversation_id"] = f"{CONVERSATION_KEY} (response chain)"
     invocation_id = (
         _first_attr(holders, _INVOCATION_KEYS, provenance, "invocation_id")
         or f"{root.trace_id}:{root.span_id}"
@@ -210,8 +229,9 @@ def _build(
         tool_definitions=tools,
         tags=_tags(run),
         root_span_id=root.span_id,
-        error=_run_error(root, failed if not responses else []),
+        error=error,
         parent_tool_span_id=run.parent_tool.span_id if run.parent_tool else None,
+        response_ids=response_ids,
     )
 
 

@@ -20,16 +20,23 @@ import pytest
 from conv_helpers import imported, run_harness, run_view
 
 import maf_harness
+from tracescore.model import group_conversations
 
 HARNESS = Path(maf_harness.__file__)
 CAPTURING = [mode for mode in maf_harness.MODES if mode != "off"]
 
 
-@pytest.fixture(scope="module", params=CAPTURING)
+#: (content mode, API) runs of the harness that capture content: every mode on Chat
+#: Completions, and the Responses API (Agent Framework's default OpenAI client) once.
+RUNS = [(mode, "chat") for mode in CAPTURING] + [("latest", "responses")]
+
+
+@pytest.fixture(scope="module", params=RUNS, ids=[f"{m}-{a}" for m, a in RUNS])
 def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The scenarios' traces and expected invocations for one mode that captures content."""
-    mode: str = request.param
-    return run_harness(HARNESS, tmp_path_factory.mktemp(mode), env=maf_harness.MODES[mode])
+    mode, api = request.param
+    env = {**maf_harness.MODES[mode], "TRACESCORE_HARNESS_MAF_API": api}
+    return run_harness(HARNESS, tmp_path_factory.mktemp(f"{mode}-{api}-"), env=env)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +46,11 @@ def uncaptured(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _mode(recorded: Path) -> str:
-    return recorded.name.rstrip("0123456789")
+    return recorded.name.split("-")[0]
+
+
+def _api(recorded: Path) -> str:
+    return recorded.name.split("-")[1]
 
 
 def _expected(recorded: Path, scenario: str) -> list[dict[str, object]]:
@@ -142,10 +153,19 @@ def test_capture_off_records_no_content(uncaptured: Path) -> None:
     assert events == set()
 
 
-def test_a_local_sessions_turns_each_stand_alone(recorded: Path) -> None:
-    """Agent Framework states no conversation id for a local session (README): each turn
-    is its own conversation, its user text the new message, not the history before it."""
-    first, second = imported(recorded / "two_turns.jsonl")
-    assert first.conversation_id is None and second.conversation_id is None
-    assert first.trace_id != second.trace_id
-    assert second.user_content == "What did I ask?"
+def test_a_sessions_turns_form_one_conversation_on_the_responses_api(recorded: Path) -> None:
+    """On Chat Completions Agent Framework states no conversation id for a local session:
+    each turn stands alone (README). On the Responses API it states the response each
+    request continues: the turns are one conversation, named by its first response."""
+    turns = imported(recorded / "three_turns.jsonl")
+    assert [t.user_content for t in turns] == ["Hi", "Weather in Rome?", "What did I ask?"]
+    assert len({t.trace_id for t in turns}) == 3
+    conversations = group_conversations(turns)
+    if _api(recorded) == "chat":
+        assert [t.conversation_id for t in turns] == [None, None, None]
+        assert len(conversations) == 3
+        return
+    [conversation] = conversations
+    assert conversation.conversation_id == turns[0].response_ids[0]
+    assert [t.user_content for t in conversation.invocations] == [t.user_content for t in turns]
+    assert {t.conversation_id for t in conversation.invocations} == {"resp_0"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -27,16 +28,16 @@ def turn(user: str, calls: list[tuple[str, dict[str, str]]], answer: str) -> dic
     }
 
 
-def test_turns_of_one_conversation_match_their_golden_turns(tmp_path: Path) -> None:
-    """Two traces of one session: the second is matched as turn 2 of the same case."""
-    doc = {
+def _two_turns_after(first: dict[str, object]) -> dict[str, object]:
+    """Goldens: ``first`` then "And tomorrow?" about Paris, beside a case whose only turn
+    has the same text about Rome (so only the conversation decides which one matches)."""
+    return {
         "eval_set_id": "s",
         "eval_cases": [
             {
                 "eval_id": "two-turns",
                 "conversation": [
-                    turn("Weather in Paris?", [("get_weather", {"city": "Paris"})], "21C."),
-                    # the same text as turn 1 of another case: only the session decides
+                    first,
                     turn("And tomorrow?", [("get_forecast", {"city": "Paris"})], "Rain."),
                 ],
             },
@@ -48,7 +49,14 @@ def test_turns_of_one_conversation_match_their_golden_turns(tmp_path: Path) -> N
             },
         ],
     }
-    (tmp_path / "s.evalset.json").write_text(json.dumps(doc))
+
+
+def _scored_turns(
+    tmp_path: Path, goldens: dict[str, object], *turns: dict[str, Any]
+) -> dict[str, float]:
+    """Run ``turns`` (``run_agent`` arguments) one after another, each scored before the
+    next starts, against ``goldens``; the evaluations counted by status."""
+    (tmp_path / "s.evalset.json").write_text(json.dumps(goldens))
     proc = ScoringSpanProcessor(
         criteria_from_config({"criteria": {"tool_trajectory_avg_score": 1.0}}, source="t"),
         goldens=load_goldens([str(tmp_path)]),
@@ -56,28 +64,56 @@ def test_turns_of_one_conversation_match_their_golden_turns(tmp_path: Path) -> N
     )
     provider = TracerProvider()
     provider.add_span_processor(proc)
-    tracer = provider.get_tracer("t")
     try:
-        run_agent(
-            tracer,
-            user="Weather in Paris?",
-            tools=[("get_weather", {"city": "Paris"}, "21C")],
-            answer="21C.",
-            conversation_id="session-1",
-        )
-        assert proc.force_flush(10_000)  # the first turn is scored before the second ends
-        run_agent(
-            tracer,
-            user="And tomorrow?",
-            tools=[("get_forecast", {"city": "Paris"}, "rain")],
-            answer="Rain.",
-            conversation_id="session-1",
-        )
-        assert proc.force_flush(10_000)
+        for kwargs in turns:
+            run_agent(provider.get_tracer("t"), **kwargs)
+            assert proc.force_flush(10_000)
     finally:
         provider.shutdown()
-    ev = total(proc.registry, "tracescore_evaluations_total", "status")
+    return total(proc.registry, "tracescore_evaluations_total", "status")
+
+
+def test_turns_of_one_conversation_match_their_golden_turns(tmp_path: Path) -> None:
+    """Two traces of one session: the second is matched as turn 2 of the same case."""
+    goldens = _two_turns_after(
+        turn("Weather in Paris?", [("get_weather", {"city": "Paris"})], "21C.")
+    )
+    ev = _scored_turns(
+        tmp_path,
+        goldens,
+        {
+            "user": "Weather in Paris?",
+            "tools": [("get_weather", {"city": "Paris"}, "21C")],
+            "answer": "21C.",
+            "conversation_id": "session-1",
+        },
+        {
+            "user": "And tomorrow?",
+            "tools": [("get_forecast", {"city": "Paris"}, "rain")],
+            "answer": "Rain.",
+            "conversation_id": "session-1",
+        },
+    )
     # Turn 2 matched "two-turns" (Paris), not "other" (Rome); 4 informational per turn.
+    assert ev == {"passed": 2, "informational": 8}
+
+
+def test_a_turn_continuing_an_earlier_turns_response_is_its_next_turn(tmp_path: Path) -> None:
+    """Responses API chains (Agent Framework): no session id, each turn names the response
+    it continues. The first turn made one call (no pointer at all): it is found by its
+    response id, and the second is matched as turn 2 of its case."""
+    ev = _scored_turns(
+        tmp_path,
+        _two_turns_after(turn("Hi", [], "Hello!")),
+        {"user": "Hi", "tools": (), "answer": "Hello!", "response_id": "resp_a1"},
+        {
+            "user": "And tomorrow?",
+            "tools": [("get_forecast", {"city": "Paris"}, "rain")],
+            "answer": "Rain.",
+            "conversation_id": "resp_a1",
+            "response_id": "resp_a2",
+        },
+    )
     assert ev == {"passed": 2, "informational": 8}
 
 

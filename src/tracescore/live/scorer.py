@@ -114,6 +114,8 @@ class LiveScorer:
         # Rebuild only what the criteria read (see Criterion.needs_model_context).
         self._model_context = any(c.needs_model_context for c in self.criteria)
         self._history: OrderedDict[str, list[Invocation]] = OrderedDict()
+        #: Response id -> the conversation of the turn that made it (least recent first).
+        self._chains: OrderedDict[str, str] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
         #: Outcomes so far, per trace and per invocation (also what tests assert).
         self.trace_outcomes: dict[str, int] = {}
@@ -283,10 +285,25 @@ class LiveScorer:
             self.metrics.record_trace(outcome)
 
     def _remember(self, inv: Invocation) -> list[Invocation]:
-        """The invocation's conversation so far (earlier turns, then it)."""
+        """The invocation's conversation so far (earlier turns, then it).
+
+        A turn continuing a response an earlier turn made (a Responses API chain, see
+        :mod:`tracescore.response_chains`) is a turn of that one's conversation; a turn
+        that made responses is kept under its first one's id when it has no other, so
+        that a later turn can continue it.
+        """
         key = inv.conversation_id
+        if key:
+            key = self._chains.get(key, key)
+        elif inv.response_ids:
+            key = inv.response_ids[0]
         if not key:
             return [inv]
+        for response_id in inv.response_ids:
+            self._chains[response_id] = key
+            self._chains.move_to_end(response_id)
+        while len(self._chains) > self.max_conversations * self.max_turns:
+            self._chains.popitem(last=False)
         turns = self._history.get(key)
         if turns is None:
             turns = self._history[key] = []
