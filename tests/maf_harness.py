@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
@@ -38,6 +39,7 @@ from typing import Any
 import openai
 from opentelemetry import _logs, trace
 
+import mcp_server
 from fake_openai import FakeOpenAI, scripted_reply, scripted_response
 from recording import Recorder, record_scenarios, weather
 
@@ -65,6 +67,7 @@ from agent_framework import (  # noqa: E402  # after the providers are set
     Agent,
     AgentContext,
     AgentResponse,
+    MCPStreamableHTTPTool,
     Message,
     ResponseStream,
     agent_middleware,
@@ -138,7 +141,7 @@ def view(agents: list[str], user: str | None, messages: Sequence[Message]) -> di
                         "name": c.name,
                         "args": c.parse_arguments(),
                         "id": c.call_id,
-                        "result": None if result is None else result.result,
+                        "result": None if result is None else _value(result.result),
                         "failed": result is not None and result.exception is not None,
                     }
                 )
@@ -153,6 +156,16 @@ def view(agents: list[str], user: str | None, messages: Sequence[Message]) -> di
         "intermediate": [t for t, _ in (texts[:-1] if final is not None else texts)],
         "final": final,
     }
+
+
+def _value(result: Any) -> Any:
+    """A tool's result as tracescore reads it: JSON text (an MCP tool's) parsed."""
+    if isinstance(result, str) and result.startswith(("{", "[")):
+        try:
+            return json.loads(result)
+        except ValueError:
+            return result
+    return result
 
 
 def _merged(workflow: str, views: Sequence[dict[str, Any]], user: str) -> dict[str, Any]:
@@ -312,6 +325,32 @@ def sequential_workflow() -> list[dict[str, Any]]:
     return [_merged("Sequential", _recorded_after(run), prompt)]
 
 
+def mcp_tools() -> list[dict[str, Any]]:
+    """Tools served over MCP (``MCPStreamableHTTPTool``) by the local server; one raises.
+
+    The ``mcp`` SDK traces both sides of each call under Agent Framework's tool span.
+    """
+    script = _script(
+        (
+            None,
+            [
+                ("forecast", {"city": "Paris", "days": 2}, "call_m1"),
+                ("forecast", {"city": "Atlantis", "days": 1}, "call_m2"),
+            ],
+        ),
+        ("Paris: sunny. Atlantis: no station.", ()),
+    )
+
+    async def run() -> None:
+        async with (
+            _served(script) as client,
+            MCPStreamableHTTPTool(name="forecasts", url=mcp_server.url()) as forecasts,
+        ):
+            await _agent(client, "weather_agent", tools=[forecasts]).run("Paris and Atlantis?")
+
+    return _recorded_after(run)
+
+
 def model_fails() -> list[dict[str, Any]]:
     """The model endpoint answers 500 (the fake's script is empty): the run raises."""
 
@@ -335,6 +374,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "streamed": streamed,
     "agent_as_tool": agent_as_tool,
     "sequential_workflow": sequential_workflow,
+    "mcp_tools": mcp_tools,
     "model_fails": model_fails,
 }
 

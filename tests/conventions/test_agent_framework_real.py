@@ -169,3 +169,23 @@ def test_a_sessions_turns_form_one_conversation_on_the_responses_api(recorded: P
     assert conversation.conversation_id == turns[0].response_ids[0]
     assert [t.user_content for t in conversation.invocations] == [t.user_content for t in turns]
     assert {t.conversation_id for t in conversation.invocations} == {"resp_0"}
+
+
+def test_a_tool_served_over_mcp_counts_once_and_keeps_its_failure(recorded: Path) -> None:
+    """Agent Framework's ``execute_tool`` and its own ``tools/call`` span, then the ``mcp``
+    SDK's client and server spans: four spans per call, one call each."""
+    path = recorded / "mcp_tools.jsonl"
+    tool_spans = [
+        span["name"]
+        for line in path.read_text().splitlines()
+        for rs in json.loads(line).get("resourceSpans", [])
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+        if span["name"].endswith("tools/call forecast") or span["name"] == "execute_tool forecast"
+    ]
+    assert len(tool_spans) == 8
+    [inv] = imported(path)
+    paris, atlantis = inv.tool_calls
+    assert paris.result == {"city": "Paris", "days": 2, "outlook": "sunny"}
+    assert paris.error is None
+    assert atlantis.error == "ToolExecutionException"
