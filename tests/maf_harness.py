@@ -75,7 +75,7 @@ from agent_framework import (  # noqa: E402  # after the providers are set
 )
 from agent_framework.exceptions import ChatClientException  # noqa: E402
 from agent_framework.openai import OpenAIChatClient, OpenAIChatCompletionClient  # noqa: E402
-from agent_framework.orchestrations import SequentialBuilder  # noqa: E402
+from agent_framework.orchestrations import HandoffBuilder, SequentialBuilder  # noqa: E402
 
 #: A tool call the scripted model makes: (name, arguments, call id).
 Call = tuple[str, dict[str, Any], str]
@@ -325,6 +325,31 @@ def sequential_workflow() -> list[dict[str, Any]]:
     return [_merged("Sequential", _recorded_after(run), prompt)]
 
 
+def handoff_workflow() -> list[dict[str, Any]]:
+    """``HandoffBuilder``: triage hands off to a forecaster, which answers with a tool.
+
+    The framework answers the handoff call itself: no tool span, and the next request
+    leaves it out; the triage agent's span lists its result.
+    """
+    prompt = "Weather in Oslo?"
+    script = _script(
+        (None, [("handoff_to_forecaster", {}, "call_h")]),
+        (None, [("get_weather", {"city": "Oslo"}, "call_w")]),
+        ("Oslo is sunny.", ()),
+    )
+
+    async def run() -> None:
+        async with _served(script) as client:
+            # Handoff participants must keep the service's history per call.
+            keep = {"require_per_service_call_history_persistence": True}
+            triage = _agent(client, "triage", **keep)
+            forecaster = _agent(client, "forecaster", tools=[get_weather], **keep)
+            workflow = HandoffBuilder(participants=[triage, forecaster])
+            await workflow.with_start_agent(triage).build().run(prompt)
+
+    return [_merged("Handoff", _recorded_after(run), prompt)]
+
+
 def mcp_tools() -> list[dict[str, Any]]:
     """Tools served over MCP (``MCPStreamableHTTPTool``) by the local server; one raises.
 
@@ -374,6 +399,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "streamed": streamed,
     "agent_as_tool": agent_as_tool,
     "sequential_workflow": sequential_workflow,
+    "handoff_workflow": handoff_workflow,
     "mcp_tools": mcp_tools,
     "model_fails": model_fails,
 }

@@ -714,3 +714,48 @@ def test_a_run_that_failed_in_its_tool_has_its_error_and_no_such_warning() -> No
     [inv] = build_invocations(tb.spans)
     assert inv.error is not None
     assert inv.warnings == ()
+
+
+def _answered_by_framework(scope: str | None) -> list[SpanRecord]:
+    """Two agents, each making a call no tool span or later request answers; each agent
+    span's output messages hold its call's result (Agent Framework's handoffs)."""
+    tb = TraceBuilder(scope=scope)
+    run = tb.span("workflow.run", attrs={"workflow.name": "Handoff"})
+    for name, cid, nxt in (("triage", "h1", "expert"), ("expert", "h2", "triage")):
+        handoff = call(f"handoff_to_{nxt}", {}, cid)
+        a = agent(
+            tb,
+            name,
+            run,
+            **{
+                "gen_ai.output.messages": [
+                    *reply(handoff),
+                    {
+                        "role": "tool",
+                        "parts": [
+                            {
+                                "type": "tool_call_response",
+                                "id": cid,
+                                "response": {"handoff_to": nxt},
+                            }
+                        ],
+                    },
+                ]
+            },
+        )
+        chat(tb, a, [user("task")], reply(handoff))
+    return tb.spans
+
+
+def test_results_only_agent_framework_agent_spans_list_are_taken_from_each() -> None:
+    [inv] = build_invocations(_answered_by_framework("agent_framework"))
+    assert [c.result for c in inv.tool_calls] == [
+        {"handoff_to": "expert"},
+        {"handoff_to": "triage"},
+    ]
+    assert inv.provenance["tool_results"] == "gen_ai.output.messages"
+
+
+def test_an_agent_span_of_another_emitter_is_no_history() -> None:
+    invs = build_invocations(_answered_by_framework("some.other.library"))
+    assert [c.result for i in invs for c in i.tool_calls] == [None, None]

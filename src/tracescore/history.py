@@ -24,7 +24,7 @@ from dataclasses import replace
 import orjson
 
 from tracescore.conventions.messages import JsonValue, Message
-from tracescore.conventions.registry import first_found
+from tracescore.conventions.registry import all_found, first_found
 from tracescore.model import ToolCall
 from tracescore.tool_calls import ModelReply
 from tracescore.trace_tree import AgentRun, LlmStep
@@ -83,24 +83,26 @@ def results_from_history(
     "Final result processed."); the run's history still has it. Only the current run's
     part of the history counts (earlier turns may reuse ids), and only by id.
     """
-    history = first_found(run.agent_views, lambda r, v: r.history(v))
-    if history is None:
+    results: dict[str, tuple[JsonValue, str]] = {}
+    # Every agent's history: in a multi-agent run each agent span holds its own part.
+    for history in all_found(run.agent_views, lambda r, v: r.history(v)):
+        messages = history.value
+        for msg in messages[run_start(messages) :]:
+            for part in msg.tool_results():
+                if part.id:
+                    results.setdefault(part.id, (part.response, history.source))
+    if not results:
         return calls
-    messages = history.value
-    results: dict[str, JsonValue] = {}
-    for msg in messages[run_start(messages) :]:
-        for part in msg.tool_results():
-            if part.id:
-                results.setdefault(part.id, part.response)
     filled = list(calls)
     for i, call in enumerate(calls):
         if call.result is None and call.error is None and call.id in results:
-            filled[i] = replace(call, result=results[call.id])
+            result, source = results[call.id]
+            filled[i] = replace(call, result=result)
             sources = provenance.get("tool_results")
             if sources is None:
-                provenance["tool_results"] = history.source
-            elif history.source not in sources.split(", "):
-                provenance["tool_results"] = f"{sources}, {history.source}"
+                provenance["tool_results"] = source
+            elif source not in sources.split(", "):
+                provenance["tool_results"] = f"{sources}, {source}"
     return filled
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conv_helpers import imported, run_harness, run_view
@@ -53,11 +54,15 @@ def _api(recorded: Path) -> str:
     return recorded.name.split("-")[1]
 
 
-def _expected(recorded: Path, scenario: str) -> list[dict[str, object]]:
-    expected: list[dict[str, object]] = json.loads((recorded / "expected.json").read_text())[
-        scenario
-    ]
+def _expected(recorded: Path, scenario: str) -> list[dict[str, Any]]:
+    expected: list[dict[str, Any]] = json.loads((recorded / "expected.json").read_text())[scenario]
     return expected
+
+
+#: Results a mode records nowhere, by (mode, scenario): the call ids. The framework
+#: answers a handoff call itself (no tool span, left out of the next request); only the
+#: agent span's output messages list its result, and the 1.36 baseline writes none.
+UNRECORDED = {("baseline", "handoff_workflow"): {"call_h"}}
 
 
 @pytest.mark.parametrize("scenario", list(maf_harness.SCENARIOS))
@@ -65,7 +70,13 @@ def test_rebuilt_invocations_equal_what_agent_framework_returned(
     recorded: Path, scenario: str
 ) -> None:
     ours = imported(recorded / f"{scenario}.jsonl")
-    assert [run_view(i) for i in ours] == _expected(recorded, scenario)
+    expected = _expected(recorded, scenario)
+    lost = UNRECORDED.get((_mode(recorded), scenario), set())
+    for run in expected:
+        for call in run["calls"]:
+            if call["id"] in lost:
+                call["result"] = None
+    assert [run_view(i) for i in ours] == expected
     for inv in ours:
         assert inv.status == "ok", inv.reason
         assert inv.warnings == ()

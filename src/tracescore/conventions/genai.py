@@ -184,6 +184,20 @@ class GenAIAttributes(ConventionReader):
         key = "gen_ai.input.messages"
         return messages_attr(view, view.span.attributes.get(key), key)
 
+    def history(self, view: SpanView) -> Found[list[Message]] | None:
+        """An Agent Framework agent span's ``gen_ai.output.messages``: its run's messages.
+
+        They hold the results of calls the framework answered itself, which no tool span
+        or later request shows (a handoff's ``{"handoff_to": ...}``). Other emitters' agent
+        spans hold the final answer at most, so only Agent Framework's are asked.
+        """
+        span = view.span
+        if span.scope != MAF_SCOPE or span.attributes.get("gen_ai.operation.name") != (
+            "invoke_agent"
+        ):
+            return None
+        return messages_attr(view, span.attributes.get(OUTPUT_MESSAGES), OUTPUT_MESSAGES)
+
     def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
         """``gen_ai.output.messages``: each message a choice, but for the Responses API.
 
