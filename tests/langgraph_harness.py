@@ -27,12 +27,20 @@ from __future__ import annotations
 import json
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -51,6 +59,42 @@ class ScriptedChatModel(FakeMessagesListChatModel):
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
+
+
+class StreamingChatModel(ScriptedChatModel):
+    """The scripted model, streamed: text in 4-character pieces, each tool call's name and
+    id then its arguments in two pieces, usage on the last chunk (as a provider streams)."""
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        reply = self.responses[self.i]
+        self.i = (self.i + 1) % len(self.responses)
+        text = reply.content if isinstance(reply.content, str) else ""
+        for start in range(0, len(text), 4):
+            piece = text[start : start + 4]
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager is not None:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+        for index, call in enumerate(getattr(reply, "tool_calls", [])):
+            args = json.dumps(call["args"], ensure_ascii=False)
+            for name, call_id, part in (
+                (call["name"], call["id"], args[:5]),
+                (None, None, args[5:]),
+            ):
+                piece_call = {"name": name, "args": part, "id": call_id, "index": index}
+                yield ChatGenerationChunk(
+                    message=AIMessageChunk(content="", tool_call_chunks=[piece_call])  # type: ignore[list-item]
+                )
+        usage = {"input_tokens": 11, "output_tokens": 3, "total_tokens": 14}
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(content="", usage_metadata=usage, chunk_position="last")  # type: ignore[arg-type]
+        )
 
 
 @tool
@@ -190,6 +234,29 @@ def unnamed_agent() -> list[dict[str, Any]]:
     return [view(state["messages"], "LangGraph")]
 
 
+def streamed() -> list[dict[str, Any]]:
+    """``graph.stream(stream_mode="messages")``: each model reply streamed in pieces."""
+    replies: list[BaseMessage] = [
+        ai("Let me check.", ("get_weather", {"city": "Oslo"}, "m1")),
+        ai("Oslo: sunny."),
+    ]
+    model = StreamingChatModel(responses=replies)
+    graph = create_react_agent(
+        model, ToolNode([get_weather], handle_tool_errors=True), name="weather_agent"
+    )
+    pieces, state = 0, None
+    item: Any
+    for mode, item in graph.stream(
+        {"messages": [{"role": "user", "content": "Oslo?"}]}, stream_mode=["messages", "values"]
+    ):
+        if mode == "messages":
+            pieces += 1
+        else:
+            state = item
+    assert state is not None and pieces > len(replies), "the replies were not streamed"
+    return [view(state["messages"], "weather_agent")]
+
+
 def pipeline() -> list[dict[str, Any]]:
     """Two ReAct agents as the nodes of a graph, one after the other: one run."""
     researcher = _agent(
@@ -218,6 +285,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         no_tools,
         two_turn_session,
         unnamed_agent,
+        streamed,
         pipeline,
     )
 }

@@ -58,6 +58,14 @@ def test_rebuilt_invocations_equal_what_langgraph_returned(
         assert all(c.agent == inv.agent for c in inv.tool_calls)
 
 
+def test_a_streamed_reply_is_one_model_call_with_the_usage_of_its_last_chunk(
+    recorded: Path,
+) -> None:
+    [inv] = imported(recorded / "streamed.jsonl")
+    assert inv.inference_calls == 2
+    assert (inv.usage.input_tokens, inv.usage.output_tokens) == (22, 6)
+
+
 def test_the_thread_id_groups_the_turns(recorded: Path) -> None:
     [conversation] = group_conversations(imported(recorded / "two_turn_session.jsonl"))
     assert conversation.conversation_id == "thread-1"
