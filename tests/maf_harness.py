@@ -37,6 +37,19 @@ from pathlib import Path
 from typing import Any
 
 import openai
+from agent_framework import (
+    Agent,
+    AgentContext,
+    AgentResponse,
+    MCPStreamableHTTPTool,
+    Message,
+    ResponseStream,
+    agent_middleware,
+    tool,
+)
+from agent_framework.exceptions import ChatClientException
+from agent_framework.openai import OpenAIChatClient, OpenAIChatCompletionClient
+from agent_framework.orchestrations import HandoffBuilder, SequentialBuilder
 from opentelemetry import _logs, trace
 
 import mcp_server
@@ -57,25 +70,6 @@ APIS = ("chat", "responses")
 API = os.environ.get("TRACESCORE_HARNESS_MAF_API", "chat")
 #: Input tokens the fake model reports per call.
 INPUT_TOKENS = 17
-
-# The providers must be global before Agent Framework makes its tracer and logger.
-RECORDER = Recorder()
-trace.set_tracer_provider(RECORDER.provider)
-_logs.set_logger_provider(RECORDER.logger_provider)
-
-from agent_framework import (  # noqa: E402  # after the providers are set
-    Agent,
-    AgentContext,
-    AgentResponse,
-    MCPStreamableHTTPTool,
-    Message,
-    ResponseStream,
-    agent_middleware,
-    tool,
-)
-from agent_framework.exceptions import ChatClientException  # noqa: E402
-from agent_framework.openai import OpenAIChatClient, OpenAIChatCompletionClient  # noqa: E402
-from agent_framework.orchestrations import HandoffBuilder, SequentialBuilder  # noqa: E402
 
 #: A tool call the scripted model makes: (name, arguments, call id).
 Call = tuple[str, dict[str, Any], str]
@@ -410,4 +404,9 @@ if __name__ == "__main__":
     assert API in APIS, API
     out_dir = Path(sys.argv[1])
     out_dir.mkdir(parents=True, exist_ok=True)
-    record_scenarios(RECORDER, SCENARIOS, out_dir)
+    # Agent Framework traces and logs through the global providers (looked up when used:
+    # set here, in the child process, never when the tests import this module).
+    recorder = Recorder()
+    trace.set_tracer_provider(recorder.provider)
+    _logs.set_logger_provider(recorder.logger_provider)
+    record_scenarios(recorder, SCENARIOS, out_dir)
