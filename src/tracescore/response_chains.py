@@ -14,7 +14,8 @@ response it did not make continues the run that made it; a run whose pointers al
 to its own responses starts a chain, named by its first response's id. The run it
 continues may be in another trace, so the turns are joined where every run is at hand:
 when invocations are grouped into conversations (:func:`tracescore.model.group_conversations`)
-and in the live scorer's conversation history. For that an invocation keeps the ids of
+and in the live scorer's conversation history (which ``by = "conversation"`` sampling
+follows too). For that an invocation keeps the ids of
 its own responses (``Invocation.response_ids``); a first turn that made one model call
 points nowhere, and is found by them.
 

@@ -9,7 +9,9 @@ exporter and re-runs agree.
   trace the SDK kept at ratio ``r`` is scored at ``r`` too.
 * ``by="conversation"`` hashes the conversation (session) id, so every turn of a sampled
   conversation is scored and multi-turn criteria see whole sessions; invocations without
-  a conversation id fall back to their trace id.
+  a conversation id fall back to their trace id. The live scorer passes the key of a
+  Responses API chain (:mod:`tracescore.response_chains`) it saw begin, so its turns,
+  each naming the response it continues, are sampled together on that scorer.
 
 Rates nest: a criterion at rate 0.1 scores a subset of the invocations a criterion at 0.5
 scores (the same hash is compared with both bounds). Deterministic criteria run at 100% by
@@ -164,6 +166,7 @@ class SamplingPolicy:
         *,
         attributes: Mapping[str, AttrValue] | None = None,
         errored: bool = False,
+        conversation_id: str | None = None,
     ) -> SamplingDecision:
         """Which of ``criteria`` score ``invocation``.
 
@@ -172,6 +175,10 @@ class SamplingPolicy:
             criteria: The configured criteria.
             attributes: The root span's attributes over its resource's (for filters).
             errored: The run ended in an error (a span with status ERROR).
+            conversation_id: The conversation ``by = "conversation"`` hashes, when the
+                caller knows it better than the invocation does (a Responses API chain
+                whose turns each name the response they continue); None: the
+                invocation's own ``conversation_id``.
 
         """
         names = tuple(c.name for c in criteria)
@@ -180,7 +187,8 @@ class SamplingPolicy:
             return SamplingDecision(criteria=frozenset(), skipped=names, reason=filtered)
         if errored and self.always_score_errors:
             return SamplingDecision(criteria=frozenset(names), skipped=())
-        key = sample_key(invocation.trace_id, invocation.conversation_id, by=self.by)
+        conversation = conversation_id or invocation.conversation_id
+        key = sample_key(invocation.trace_id, conversation, by=self.by)
         if key >= _bound(self.rate):
             return SamplingDecision(criteria=frozenset(), skipped=names, reason="rate")
         chosen = {c.name for c in criteria if key < _bound(self.criterion_rate(c))}

@@ -18,6 +18,7 @@ from tracescore.eval_config import criteria_from_config
 from tracescore.goldens import load_goldens
 from tracescore.live.scorer import _trace_outcome
 from tracescore.processor import ScoringSpanProcessor
+from tracescore.sampling import SamplingPolicy, sample_key
 
 
 def turn(user: str, calls: list[tuple[str, dict[str, str]]], answer: str) -> dict[str, object]:
@@ -115,6 +116,47 @@ def test_a_turn_continuing_an_earlier_turns_response_is_its_next_turn(tmp_path: 
         },
     )
     assert ev == {"passed": 2, "informational": 8}
+
+
+def _chain_ids(first_kept: bool) -> tuple[str, str]:
+    """Two response ids at rate 0.5 ``by = "conversation"``: the first kept or not as
+    asked, the second the other way round."""
+    bound = 1 << 63
+    kept = (
+        f"resp_{n:04x}"
+        for n in range(1000)
+        if sample_key("", f"resp_{n:04x}", by="conversation") < bound
+    )
+    dropped = (
+        f"resp_{n:04x}"
+        for n in range(1000)
+        if sample_key("", f"resp_{n:04x}", by="conversation") >= bound
+    )
+    return (next(kept), next(dropped)) if first_kept else (next(dropped), next(kept))
+
+
+@pytest.mark.parametrize("first_kept", [True, False])
+def test_a_response_chain_is_sampled_as_one_conversation(first_kept: bool) -> None:
+    """A three-turn Responses API chain at rate 0.5 ``by = "conversation"``: turn 3
+    names turn 2's response, which alone would hash the other way; all three turns get
+    the answer of the chain's first response."""
+    first, second = _chain_ids(first_kept)
+    proc = ScoringSpanProcessor(
+        criteria_from_config({"criteria": {"tool_trajectory_avg_score": 1.0}}, source="t"),
+        sampling=SamplingPolicy(rate=0.5, by="conversation"),
+        registry=CollectorRegistry(),
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(proc)
+    try:
+        tracer = provider.get_tracer("t")
+        for conversation_id, response_id in ((None, first), (first, second), (second, "resp_z")):
+            run_agent(tracer, tools=(), conversation_id=conversation_id, response_id=response_id)
+            assert proc.force_flush(10_000)
+    finally:
+        provider.shutdown()
+    outcomes = total(proc.registry, "tracescore_invocations_total", "outcome")
+    assert outcomes == ({"no_golden": 3} if first_kept else {"sampled_out": 3})
 
 
 def test_trace_outcome_priority() -> None:

@@ -197,10 +197,15 @@ class LiveScorer:
         roots = {span.span_id: span for span in trace.spans}
         plans: list[tuple[list[Invocation], SamplingDecision]] = []
         for inv in invocations:
+            key = self._conversation_key(inv)
             decision = self.sampling.decide(
-                inv, self.criteria, attributes=_root_attributes(roots, inv), errored=errored
+                inv,
+                self.criteria,
+                attributes=_root_attributes(roots, inv),
+                errored=errored,
+                conversation_id=key,
             )
-            plans.append((self._remember(inv), decision))
+            plans.append((self._remember(inv, key), decision))
         needs_judge = any(
             c.judged and c.name in d.criteria for _, d in plans for c in self.criteria
         )
@@ -284,13 +289,14 @@ class LiveScorer:
         if self.metrics is not None:
             self.metrics.record_trace(outcome)
 
-    def _remember(self, inv: Invocation) -> list[Invocation]:
-        """The invocation's conversation so far (earlier turns, then it).
+    def _conversation_key(self, inv: Invocation) -> str | None:
+        """The id of the invocation's conversation, its responses noted under it.
 
         A turn continuing a response an earlier turn made (a Responses API chain, see
-        :mod:`tracescore.response_chains`) is a turn of that one's conversation; a turn
-        that made responses is kept under its first one's id when it has no other, so
-        that a later turn can continue it.
+        :mod:`tracescore.response_chains`) belongs to that one's conversation; a turn
+        that made responses is keyed by its first one's id when it has no other, so that
+        a later turn can continue it. Sampling ``by = "conversation"`` hashes this key,
+        so a chain's turns are sampled together when this scorer saw the chain begin.
         """
         key = inv.conversation_id
         if key:
@@ -298,12 +304,24 @@ class LiveScorer:
         elif inv.response_ids:
             key = inv.response_ids[0]
         if not key:
-            return [inv]
+            return None
         for response_id in inv.response_ids:
             self._chains[response_id] = key
             self._chains.move_to_end(response_id)
         while len(self._chains) > self.max_conversations * self.max_turns:
             self._chains.popitem(last=False)
+        return key
+
+    def _remember(self, inv: Invocation, key: str | None) -> list[Invocation]:
+        """The invocation's conversation so far (earlier turns, then it).
+
+        Args:
+            inv: The invocation.
+            key: Its conversation's key (:meth:`_conversation_key`); None: a lone run.
+
+        """
+        if not key:
+            return [inv]
         turns = self._history.get(key)
         if turns is None:
             turns = self._history[key] = []
