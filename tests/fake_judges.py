@@ -32,8 +32,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from threaded_server import ThreadedServer
 
 __all__ = [
     "FakeGemini",
@@ -420,7 +421,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.close()
 
 
-class _FakeServer:
+class _FakeServer(ThreadedServer):
     """Base of the two fakes: threading, scripting, recording, quick shutdown."""
 
     _thread_name = "fake-judge"
@@ -434,11 +435,7 @@ class _FakeServer:
         self._opened = 0
         self._calls = 0
         self.stopping = threading.Event()
-        self._server = _Server(self)
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name=self._thread_name, daemon=True)
-        host, port = self._server.server_address[:2]
-        self.root_url = f"http://{host!s}:{port}"
+        super().__init__(_Server(self), self._thread_name)
 
     # -- what a test reads --
 
@@ -508,25 +505,6 @@ class _FakeServer:
 
     # -- lifecycle --
 
-    def _serve(self) -> None:
-        self._ready.set()
-        # A short poll keeps shutdown() quick (the default waits up to 0.5 s).
-        self._server.serve_forever(poll_interval=0.01)
-
-    def __enter__(self) -> Any:
-        self._thread.start()
-        if not self._ready.wait(timeout=5):
-            raise RuntimeError("fake judge server thread did not start")
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def close(self) -> None:
         """Stop serving: wake waiting handlers, close open connections, join the thread."""
         self.stopping.set()
@@ -574,9 +552,6 @@ class FakeGemini(_FakeServer):
             return dataclasses.replace(reply, events=tuple(self._chunks(reply.body)))
         return reply
 
-    def __enter__(self) -> FakeGemini:
-        return super().__enter__()  # type: ignore[no-any-return]
-
     def _route_ok(self, path: str) -> bool:
         return GEMINI_PATH.match(path) is not None
 
@@ -595,9 +570,6 @@ class FakeOpenAIJudge(_FakeServer):
     def __init__(self, responder: Responder) -> None:
         super().__init__(responder)
         self.base_url = f"{self.root_url}/v1"
-
-    def __enter__(self) -> FakeOpenAIJudge:
-        return super().__enter__()  # type: ignore[no-any-return]
 
     def _route_ok(self, path: str) -> bool:
         return path.rstrip("/") == OPENAI_PATH

@@ -12,13 +12,13 @@ an Event for the thread to run.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from openai.lib.streaming.chat import ChatCompletionStreamState
+
+from threaded_server import ScriptedServer, ThreadedServer, send
 
 if TYPE_CHECKING:
     import openai
@@ -227,30 +227,15 @@ def response_events(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**event, "sequence_number": n} for n, event in enumerate(events)]
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, script: Sequence[dict[str, Any]]) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.script = list(script)
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-
-
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: ScriptedServer[dict[str, Any]]
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the default stderr access log."""
 
     def _reply(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send(self, status, json.dumps(body).encode(), "application/json")
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -278,48 +263,21 @@ class _Handler(BaseHTTPRequestHandler):
         """Send ``chunks`` as server-sent events; ``done``: end with ``[DONE]`` (chat)."""
         events = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks]
         data = b"".join([*events, b"data: [DONE]\n\n" if done else b""])
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send(self, 200, data, "text/event-stream")
 
 
-class FakeOpenAI:
+class FakeOpenAI(ThreadedServer):
     """Context manager: a running fake server; ``base_url`` is its ``/v1`` root."""
 
     def __init__(self, script: Sequence[dict[str, Any]]) -> None:
-        self._server = _Server(script)
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, name="fake-openai", daemon=True)
-        host, port = self._server.server_address[:2]
-        self.base_url = f"http://{host!s}:{port}/v1"
+        self._fake = ScriptedServer(script, _Handler)
+        super().__init__(self._fake, "fake-openai")
+        self.base_url = f"{self.root_url}/v1"
 
     @property
     def requests(self) -> list[dict[str, Any]]:
         """JSON bodies of the chat-completion requests received, in order."""
-        return self._server.requests
-
-    def _serve(self) -> None:
-        self._ready.set()
-        # A short poll keeps shutdown() quick (the default waits up to 0.5 s).
-        self._server.serve_forever(poll_interval=0.01)
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        if not self._ready.wait(timeout=5):
-            raise RuntimeError("fake OpenAI server thread did not start")
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        return self._fake.requests
 
 
 # The weather scenario both real-instrumentation tests script: chat 1 answers with text
