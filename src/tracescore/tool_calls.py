@@ -120,7 +120,7 @@ def execution(view: SpanView, agent: str | None, nested: Sequence[SpanRecord] = 
     span = view.span
     call_id = io.call_id if io.call_id not in _NO_IDS else None
     name = io.name or span.name
-    error = span_error(span)
+    error = span_error(span) or io.error
     if error is None and nested:
         same = [inner for inner in nested if inner.attributes.get("gen_ai.tool.name") == name]
         if len(same) == 1:

@@ -15,6 +15,8 @@ Rules (REFERENCE §5.1, §5.5):
   ones are extra sources for it. Model calls made *inside a tool* are the tool's business
   and not steps of the run; same for tool spans nested in a tool span (e.g. an MCP
   ``tools/call`` client span under the framework's ``execute_tool``).
+* A ``turn`` span (one step of a named agent, LlamaIndex's ``run_agent_step``) names
+  the agent of the spans inside it; consecutive turns of one agent are one visit.
 * Model and tool spans outside any agent-ish span (plain LLM instrumentation, chains)
   form a run rooted at their tree root.
 * A model output event (log record) on a span that is no model call belongs to the one
@@ -134,6 +136,12 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
                     agent = name
                 run.agent_views.append(view(span))
             owner = run if run is not None else loose
+            if kind == "turn":
+                name = agent_name(span)
+                if name:
+                    if not owner.agents or owner.agents[-1] != name:
+                        owner.agents.append(name)
+                    agent = name
             owner.spans.append(span)
             if kind == "llm" and tool is None:
                 if llm is None:

@@ -39,8 +39,11 @@ T = TypeVar("T")
 _MAX_DIGITS = 20
 
 #: What a span is in an agent run. ``invocation``/``workflow``/``agent`` are agent-ish
-#: (they can root an invocation); ``llm`` is a model call; ``tool`` a tool execution.
-StepKind = Literal["invocation", "workflow", "agent", "llm", "tool", "chain", "other"]
+#: (they can root an invocation); ``llm`` is a model call; ``tool`` a tool execution;
+#: ``turn`` one step of a named agent inside a run (LlamaIndex's ``run_agent_step``): it
+#: names the agent of the spans inside it, and counts as a visit only when another agent
+#: ran since that agent's last turn.
+StepKind = Literal["invocation", "workflow", "agent", "turn", "llm", "tool", "chain", "other"]
 
 
 @dataclass(slots=True)
@@ -68,6 +71,9 @@ class ToolIO:
     call_id: str | None = None
     args: Found[JsonValue] | None = None
     result: Found[JsonValue] | None = None
+    #: The failure the recorded result states, on a span that did not end in error
+    #: (LlamaIndex catches a tool's exception and returns its message as the result).
+    error: str | None = None
 
 
 @dataclass(slots=True)

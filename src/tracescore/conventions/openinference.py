@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal, cast
 
+from tracescore.conventions import llama_index
 from tracescore.conventions.adk import ADK_SCOPE
 from tracescore.conventions.base import (
     ConventionReader,
@@ -54,6 +55,7 @@ from tracescore.conventions.messages import (
     one_reply,
     parse_arguments,
 )
+from tracescore.conventions.traceloop import unwrap_entity_input
 from tracescore.spans import AttrValue, SpanRecord
 
 __all__ = ["CAPTURE_HINT", "OpenInference"]
@@ -311,6 +313,8 @@ class OpenInference(ConventionReader):
         kind = attrs.get(SPAN_KIND)
         if isinstance(kind, str):
             step = KINDS.get(kind.upper(), "other")
+            if span.scope == llama_index.OI_SCOPE:
+                return _llama_index_kind(span, step)
             if step == "tool" and span.name.startswith(_HANDOFF) and "tool.name" not in attrs:
                 return "other"
             if step == "chain":
@@ -340,6 +344,8 @@ class OpenInference(ConventionReader):
         name = attrs.get("agent.name")
         if isinstance(name, str) and name:
             return name
+        if span.scope == llama_index.OI_SCOPE:
+            return _llama_index_agent(span)
         if attrs.get("gen_ai.agent.name"):
             # The GenAI name on the same span is explicit; OpenInference's span processor
             # for Strands writes the same ``graph.node.id`` ("strands_agent") for every
@@ -463,14 +469,50 @@ class OpenInference(ConventionReader):
             if params is not None and not _looks_like_schema(params.value):
                 args = params
         result = _output_value(view)
-        if result is not None:
+        error = None
+        if view.span.scope == llama_index.OI_SCOPE:
+            if args is not None:
+                unwrapped = llama_index.without_context(unwrap_entity_input(args.value))
+                args = Found(unwrapped, args.source, args.truncated)
+            output = None if result is None else llama_index.tool_output(result.value)
+            if result is not None and output is not None:
+                result = Found(output[0], result.source, result.truncated)
+                error = output[1]
+        elif result is not None:
             call_id = call_id or _tool_message_call_id(result.value)
             result = Found(_unwrap_response(result.value, tool), result.source, result.truncated)
-        return ToolIO(name=tool, call_id=call_id, args=args, result=result)
+        return ToolIO(name=tool, call_id=call_id, args=args, result=result, error=error)
 
     def capture_hint(self, span: SpanRecord) -> str | None:
         """The ``OPENINFERENCE_HIDE_*`` switches, for OpenInference spans."""
         return CAPTURE_HINT if SPAN_KIND in span.attributes else None
+
+
+def _llama_index_kind(span: SpanRecord, step: StepKind) -> StepKind:
+    """A LlamaIndex span's step (:mod:`tracescore.conventions.llama_index`).
+
+    The workflow's run (``<class>.run``) is the agent run, each ``run_agent_step`` a
+    turn of the agent it names; the request preparation beside a model call is no
+    call.
+    """
+    name = llama_index.method(span)
+    if step == "llm":
+        return "other" if name == llama_index.PREPARE else "llm"
+    if step == "chain":
+        if name == llama_index.AGENT_STEP:
+            return "turn"
+        if name == llama_index.RUN:
+            return "workflow"
+    return step
+
+
+def _llama_index_agent(span: SpanRecord) -> str | None:
+    """The agent a LlamaIndex ``run_agent_step`` span's event names."""
+    if llama_index.method(span) != llama_index.AGENT_STEP:
+        return None
+    arguments = decoded_json(span.attributes.get(INPUT_VALUE))
+    event = arguments.get("ev") if isinstance(arguments, dict) else None
+    return llama_index.agent_in_event(event)
 
 
 def _output_value(view: SpanView) -> Found[JsonValue] | None:

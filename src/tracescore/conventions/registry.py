@@ -196,7 +196,7 @@ def merged_usage(views: Sequence[SpanView]) -> Usage | None:
 
 def merged_tool_io(view: SpanView) -> ToolIO:
     """Everything the readers say about one tool span, each field from the first that has it."""
-    name = call_id = None
+    name = call_id = error = None
     args = result = None
     for reader in TOOL_IO_READERS:
         io = reader.tool_io(view)
@@ -205,10 +205,11 @@ def merged_tool_io(view: SpanView) -> ToolIO:
         name = name or io.name
         call_id = call_id or io.call_id
         args = args or io.args
-        result = result or io.result
-        if name and call_id and args and result:
+        if result is None and error is None:
+            result, error = io.result, io.error
+        if name and call_id and args and (result or error):
             break
-    return ToolIO(name=name, call_id=call_id, args=args, result=result)
+    return ToolIO(name=name, call_id=call_id, args=args, result=result, error=error)
 
 
 def capture_hint(spans: Sequence[SpanRecord]) -> str | None:

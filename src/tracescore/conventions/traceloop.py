@@ -27,6 +27,7 @@ from typing import Final, cast
 import orjson
 
 from tracescore import json_text
+from tracescore.conventions import llama_index
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -51,6 +52,8 @@ ENTITY_NAME: Final = "traceloop.entity.name"
 ENTITY_INPUT: Final = "traceloop.entity.input"
 ENTITY_OUTPUT: Final = "traceloop.entity.output"
 REQUEST_TYPE: Final = "llm.request.type"
+_TOOL_NAME: Final = "tool.name"
+_TOOL_ARGUMENTS: Final = "tool.arguments"
 _PROMPT: Final = "gen_ai.prompt."
 _COMPLETION: Final = "gen_ai.completion."
 
@@ -81,6 +84,31 @@ def _decode(value: object) -> object:
         except orjson.JSONDecodeError:
             return value
     return value
+
+
+def _decode_json(value: object) -> JsonValue:
+    """``value`` decoded when it is JSON text holding an object, else None."""
+    decoded = _decode(value) if isinstance(value, str) and value.startswith("{") else None
+    return cast(JsonValue, decoded) if isinstance(decoded, dict) else None
+
+
+def _llama_index_task(span: SpanRecord) -> StepKind:
+    """A LlamaIndex task span's step (:mod:`tracescore.conventions.llama_index`).
+
+    The ``call_tool`` step is the tool call (``tool.name``); a step whose output is an
+    ``AgentInput`` or ``AgentSetup`` is a turn of the agent it names.
+    """
+    attrs = span.attributes
+    if isinstance(attrs.get(_TOOL_NAME), str):
+        return "tool"
+    output = attrs.get(ENTITY_OUTPUT)
+    if (
+        isinstance(output, str)
+        and '"current_agent_name"' in output
+        and llama_index.names_agent(_decode_json(output))
+    ):
+        return "turn"
+    return "chain"
 
 
 def unwrap_entity_input(value: JsonValue) -> JsonValue:
@@ -210,6 +238,8 @@ class Traceloop(ConventionReader):
         attrs = span.attributes
         kind = attrs.get(SPAN_KIND)
         if isinstance(kind, str):
+            if kind == "task" and span.scope == llama_index.OL_SCOPE:
+                return _llama_index_task(span)
             return KINDS.get(kind, "other")
         req = attrs.get(REQUEST_TYPE)
         if isinstance(req, str):
@@ -219,6 +249,12 @@ class Traceloop(ConventionReader):
     def agent_name(self, span: SpanRecord) -> str | None:
         """``traceloop.entity.name`` of an agent or workflow span."""
         attrs = span.attributes
+        if span.scope == llama_index.OL_SCOPE:
+            # Its workflow spans are named by class (``FunctionAgent.workflow``); the
+            # agents are named by the events of their turns.
+            if attrs.get(SPAN_KIND) != "task":
+                return None
+            return llama_index.names_agent(_decode_json(attrs.get(ENTITY_OUTPUT)))
         if attrs.get(SPAN_KIND) in ("agent", "workflow"):
             name = attrs.get(ENTITY_NAME)
             if isinstance(name, str) and name:
@@ -258,6 +294,8 @@ class Traceloop(ConventionReader):
         """``@tool`` spans: ``traceloop.entity.name|input|output`` (input unwrapped)."""
         attrs = view.span.attributes
         if attrs.get(SPAN_KIND) != "tool":
+            if view.span.scope == llama_index.OL_SCOPE and isinstance(attrs.get(_TOOL_NAME), str):
+                return self._llama_index_call(view)
             return None
         name = attrs.get(ENTITY_NAME)
         args = self._entity(view, ENTITY_INPUT)
@@ -276,6 +314,31 @@ class Traceloop(ConventionReader):
             call_id=call_id,
             args=args,
             result=result,
+        )
+
+    def _llama_index_call(self, view: SpanView) -> ToolIO:
+        """A LlamaIndex ``call_tool`` step: name, arguments, the ``ToolCallResult``.
+
+        ``tool.name`` and ``tool.arguments``; the call id, result and failure from the
+        ``ToolCallResult`` the step returned.
+        """
+        attrs = view.span.attributes
+        args = parse_content(view, attrs.get(_TOOL_ARGUMENTS), _TOOL_ARGUMENTS)
+        if args is not None:
+            args = Found(llama_index.without_context(args.value), args.source, args.truncated)
+        call_id = result = error = None
+        output = self._entity(view, ENTITY_OUTPUT)
+        found = None if output is None else llama_index.tool_call_result(output.value)
+        if output is not None and found is not None:
+            call_id, value, error = found
+            result = Found(value, output.source, output.truncated)
+        name = attrs.get(_TOOL_NAME)
+        return ToolIO(
+            name=name if isinstance(name, str) and name else None,
+            call_id=call_id,
+            args=args,
+            result=result,
+            error=error,
         )
 
     @staticmethod

@@ -1,0 +1,135 @@
+"""LlamaIndex agents as OpenInference's and OpenLLMetry's instrumentations write them.
+
+LlamaIndex (``llama-index-core`` 0.14) traces nothing itself: it dispatches events and
+spans of its own, which two instrumentations turn into OTel spans, one per instrumented
+method. Its agents (``FunctionAgent``, ``ReActAgent``, ``AgentWorkflow``) are workflows
+whose steps are methods of the agent: ``init_run``, ``setup_agent``, ``run_agent_step``
+(one model call), ``parse_agent_output``, ``call_tool`` (one tool call),
+``aggregate_tool_results``. Checked with openinference-instrumentation-llama-index 4.6
+and opentelemetry-instrumentation-llamaindex 0.62:
+
+* **OpenInference** names a span ``<class>.<method>`` and marks it CHAIN, LLM or TOOL.
+  The run is a CHAIN ``<class>.run`` span; each step a CHAIN span whose ``input.value``
+  holds the step's event as Python text (``AgentSetup(input=[...],
+  current_agent_name='weather_agent')``): the only place the agent's name is written.
+  The model's request preparation (``<llm>._prepare_chat_with_tools``) is an LLM span
+  of its own beside the call. A tool's ``input.value`` is the bound arguments of
+  ``acall(*args, **kwargs)`` (``{"kwargs": {"city": "Paris"}}``, with the workflow
+  ``Context`` a tool may take written as ``"<workflows.context.context.Context object
+  at 0x...>"``), its ``output.value`` the ``ToolOutput``.
+* **OpenLLMetry** names a span ``<class>.task`` (``<class>.workflow`` at the top) and
+  writes the bound arguments and the result as JSON (``traceloop.entity.input`` /
+  ``output``). Only the ``call_tool`` step says it is a tool call (``tool.name``,
+  ``tool.arguments``; its output the ``ToolCallResult``); the tool's own span is a task
+  like any other. The model calls carry GenAI attributes, without the tool calls of an
+  Ollama reply.
+
+Both write a ``ToolOutput`` as ``{"blocks", "tool_name", "raw_input", "raw_output",
+"is_error"}``: the result is ``raw_output`` (what the tool returned), and ``is_error``
+marks a call that failed (LlamaIndex catches the exception and hands its message to the
+model as the result).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Final
+
+from tracescore.conventions.messages import JsonValue
+from tracescore.spans import SpanRecord
+
+__all__ = [
+    "OI_SCOPE",
+    "OL_SCOPE",
+    "agent_in_event",
+    "method",
+    "names_agent",
+    "tool_call_result",
+    "tool_output",
+    "without_context",
+]
+
+OI_SCOPE: Final = "openinference.instrumentation.llama_index"
+OL_SCOPE: Final = "opentelemetry.instrumentation.llamaindex"
+#: The workflow step that makes one model call (its event names the agent).
+AGENT_STEP: Final = "run_agent_step"
+#: The model's request preparation, an LLM span beside the call (OpenInference).
+PREPARE: Final = "_prepare_chat_with_tools"
+#: A workflow's (an agent's) run.
+RUN: Final = "run"
+
+# ``current_agent_name='x')`` closing an event's repr (either quote, escapes inside).
+_AGENT_IN_REPR: Final = re.compile(
+    r"""current_agent_name=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\)$"""
+)
+# The workflow Context a tool may take, as OpenInference's encoder writes it.
+_CONTEXT: Final = re.compile(r"<[\w.]*\bContext object at 0x[0-9a-fA-F]+>")
+_TOOL_OUTPUT_KEYS: Final = frozenset({"tool_name", "raw_output", "is_error"})
+
+
+def method(span: SpanRecord) -> str:
+    """The instrumented method of an OpenInference LlamaIndex span (``<class>.<method>``)."""
+    return span.name.rpartition(".")[2]
+
+
+def agent_in_event(event: object) -> str | None:
+    """The agent an agent step's event names: its repr's closing ``current_agent_name``.
+
+    ``event`` is the repr OpenInference writes (a dict's ``current_agent_name``, as
+    OpenLLMetry writes it, is read by the caller). None when absent or cut short (an
+    attribute length limit).
+    """
+    if isinstance(event, dict):
+        name = event.get("current_agent_name")
+        return name if isinstance(name, str) and name else None
+    if not isinstance(event, str):
+        return None
+    match = _AGENT_IN_REPR.search(event)
+    if match is None:
+        return None
+    try:
+        name = ast.literal_eval(match.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    return name if isinstance(name, str) and name else None
+
+
+def without_context(args: JsonValue) -> JsonValue:
+    """Tool arguments without the workflow ``Context`` LlamaIndex passed (not the model)."""
+    if not isinstance(args, dict):
+        return args
+    kept = {k: v for k, v in args.items() if not (isinstance(v, str) and _CONTEXT.fullmatch(v))}
+    return kept if len(kept) < len(args) else args
+
+
+def tool_output(value: JsonValue) -> tuple[JsonValue, str | None] | None:
+    """The result and error of a ``ToolOutput``; None when ``value`` is none.
+
+    The result is ``raw_output``, what the model was given; for a failed call
+    (``is_error``) that is the exception's message, which is also the error.
+    """
+    if not isinstance(value, dict) or not value.keys() >= _TOOL_OUTPUT_KEYS:
+        return None
+    raw = value.get("raw_output")
+    if value.get("is_error") is True:
+        return raw, str(raw) if raw not in (None, "") else "tool error"
+    return raw, None
+
+
+def tool_call_result(value: JsonValue) -> tuple[str | None, JsonValue, str | None] | None:
+    """The call id, result and error of a ``ToolCallResult`` (OpenLLMetry's ``call_tool``)."""
+    if not isinstance(value, dict) or "tool_output" not in value or "tool_kwargs" not in value:
+        return None
+    output = tool_output(value["tool_output"])
+    if output is None:
+        return None
+    call_id = value.get("tool_id")
+    return (call_id if isinstance(call_id, str) and call_id else None), output[0], output[1]
+
+
+def names_agent(value: JsonValue) -> str | None:
+    """The agent an ``AgentInput`` / ``AgentSetup`` names (OpenLLMetry writes them as JSON)."""
+    if isinstance(value, dict) and "input" in value:
+        return agent_in_event(value)
+    return None

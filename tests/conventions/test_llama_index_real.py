@@ -1,0 +1,135 @@
+"""Real LlamaIndex agents traced by OpenInference and by OpenLLMetry, rebuilt as LlamaIndex
+reported them.
+
+``llama_index_harness.py`` runs LlamaIndex agents on its Ollama LLM against the local
+fake Ollama server in a child process, once per instrumentation, and writes their spans
+next to each run's event stream. The rebuilt invocations must equal those runs: agents in
+order (a handoff included), tool calls with arguments (not the bound ``{"kwargs": ...}``
+OpenInference writes, nor the workflow ``Context`` LlamaIndex injects) and results (not
+the whole ``ToolOutput``), a raised tool flagged, one model call per call (not the
+request preparation OpenInference also marks LLM), texts beside calls, the answer.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conv_helpers import imported, run_harness, run_view
+
+import llama_index_harness
+from fake_ollama import COMPLETION_TOKENS, PROMPT_TOKENS
+from tracescore.model import Invocation, group_conversations
+
+HARNESS = Path(llama_index_harness.__file__)
+#: Ollama's tool calls have no ids. LlamaIndex makes one (the tool's name; a uuid in a
+#: ReActAgent): OpenLLMetry writes it on the tool call, OpenInference nowhere.
+RECORDS_CALL_IDS = {"openinference": False, "openllmetry": True}
+#: What each instrumentation leaves out, so the invocation says so in a warning:
+#: OpenLLMetry writes no tool calls in an Ollama reply's output messages, so the calls
+#: are known from their tool spans only (and placed by start time).
+PLACED = "matches no model output; placed by its start time"
+#: A ReActAgent writes its calls and answer as text ("Action: ...", "Answer: ..."): no
+#: reply carries the call, and the final reply is the model's text as written.
+REACT_FINAL = "Thought: I can answer without more tools.\nAnswer: Lima is sunny."
+
+
+@pytest.fixture(scope="module", params=llama_index_harness.MODES)
+def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    mode = str(request.param)
+    out = run_harness(HARNESS, tmp_path_factory.mktemp(mode), mode)
+    (out / "mode").write_text(mode)
+    return out
+
+
+def _expected(recorded: Path, scenario: str) -> list[dict[str, Any]]:
+    runs: list[dict[str, Any]] = json.loads((recorded / "expected.json").read_text())[scenario]
+    if not RECORDS_CALL_IDS[(recorded / "mode").read_text()]:
+        runs = copy.deepcopy(runs)
+        for run in runs:
+            for call in run["calls"]:
+                call["id"] = None
+    return runs
+
+
+def _agreeing(recorded: Path, scenario: str) -> list[Invocation]:
+    ours = imported(recorded / f"{scenario}.jsonl")
+    assert [run_view(i) for i in ours] == _expected(recorded, scenario)
+    return ours
+
+
+@pytest.mark.parametrize(
+    "scenario", [s for s in llama_index_harness.SCENARIOS if s != "react_agent"]
+)
+def test_rebuilt_invocations_equal_what_llama_index_reported(recorded: Path, scenario: str) -> None:
+    mode = (recorded / "mode").read_text()
+    for inv in _agreeing(recorded, scenario):
+        assert inv.status == "ok", inv.reason
+        assert inv.usage.input_tokens == PROMPT_TOKENS * inv.inference_calls
+        assert inv.usage.output_tokens == COMPLETION_TOKENS * inv.inference_calls
+        if mode == "openinference" or not inv.tool_calls:
+            assert inv.warnings == ()
+        else:
+            assert len(inv.warnings) == len(inv.tool_calls)
+            assert all(PLACED in w for w in inv.warnings)
+
+
+def test_one_model_call_per_request(recorded: Path) -> None:
+    """Three requests reached the server; OpenInference's request-preparation spans
+    (``Ollama._prepare_chat_with_tools``, marked LLM) are no calls."""
+    [inv] = imported(recorded / "sequential_tools.jsonl")
+    assert inv.inference_calls == 3
+
+
+def test_a_failed_tool_is_flagged_with_what_the_model_was_told(recorded: Path) -> None:
+    [inv] = imported(recorded / "parallel_calls.jsonl")
+    ok, failed = inv.tool_calls
+    assert ok.error is None
+    assert failed.result == "no weather station in Atlantis"
+    assert failed.error is not None and "no weather station in Atlantis" in failed.error
+
+
+def test_the_handoff_lists_both_agents_and_the_calls_of_each(recorded: Path) -> None:
+    [inv] = imported(recorded / "handoff.jsonl")
+    assert inv.agents == ("triage_agent", "weather_agent")
+    assert inv.agent == "triage_agent"
+    handoff, weather = inv.tool_calls
+    assert handoff.args == {"to_agent": "weather_agent", "reason": "weather question"}
+    if (recorded / "mode").read_text() == "openinference":
+        # The model calls are under the agents' turns: each call is its agent's.
+        assert (handoff.agent, weather.agent) == ("triage_agent", "weather_agent")
+
+
+def test_the_session_groups_the_turns(recorded: Path) -> None:
+    """OpenInference's ``using_session`` names the session; OpenLLMetry's instrumentation
+    has no such switch of its own, so there each turn is a conversation of its own."""
+    conversations = group_conversations(imported(recorded / "two_turn_session.jsonl"))
+    if (recorded / "mode").read_text() == "openinference":
+        [conversation] = conversations
+        assert conversation.conversation_id == llama_index_harness.SESSION
+        turns = conversation.invocations
+    else:
+        assert len(conversations) == 2
+        turns = tuple(c.invocations[0] for c in conversations)
+    assert [t.user_content for t in turns] == ["Weather in Rome?", "Thanks!"]
+
+
+def test_a_react_agent_keeps_its_reasoning_text(recorded: Path) -> None:
+    """The call is rebuilt from its tool span; the texts are the model's as written
+    (LlamaIndex's own answer is the part after ``Answer:``)."""
+    [inv] = imported(recorded / "react_agent.jsonl")
+    [expected] = _expected(recorded, "react_agent")
+    view = run_view(inv)
+    assert view["calls"] == [
+        {**c, "id": c["id"] if RECORDS_CALL_IDS[(recorded / "mode").read_text()] else None}
+        for c in expected["calls"]
+    ]
+    assert view["agents"] == expected["agents"] == ["react_agent"]
+    assert view["intermediate"] == expected["intermediate"]
+    assert expected["final"] == "Lima is sunny."
+    assert inv.final_response == REACT_FINAL
+    [warning] = inv.warnings
+    assert PLACED in warning
