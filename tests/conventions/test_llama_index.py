@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from conv_helpers import TraceBuilder
 
 from tracescore.conventions import llama_index
 from tracescore.conventions.messages import JsonValue
+from tracescore.conventions.registry import classify
 
 
 @pytest.mark.parametrize(
@@ -86,3 +88,29 @@ def test_tool_call_result() -> None:
     assert llama_index.tool_call_result({**value, "tool_id": ""}) == (None, "ok", None)
     assert llama_index.tool_call_result({"tool_kwargs": {}, "tool_output": "x"}) is None
     assert llama_index.tool_call_result({"tool_output": output}) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "step"),
+    [
+        ("FunctionAgent.run", "CHAIN", "workflow"),
+        ("AgentWorkflow.run", "CHAIN", "workflow"),
+        ("MyRetrievalFlow.run", "CHAIN", "chain"),  # the user's own workflow
+        ("BaseWorkflowAgent.run_agent_step", "CHAIN", "turn"),
+        ("BaseWorkflowAgent.call_tool", "CHAIN", "chain"),
+        ("Ollama._prepare_chat_with_tools", "LLM", "other"),
+        ("Ollama.astream_chat", "LLM", "llm"),
+        ("FunctionTool.acall", "TOOL", "tool"),
+    ],
+)
+def test_openinference_llama_index_steps(name: str, kind: str, step: str) -> None:
+    span = TraceBuilder(scope=llama_index.OI_SCOPE).span(name, {"openinference.span.kind": kind})
+    assert classify(span) == step
+
+
+def test_the_rules_stay_in_llama_index_spans() -> None:
+    """Another OpenInference instrumentation's spans of the same names are read as before."""
+    trace = TraceBuilder(scope="openinference.instrumentation.langchain")
+    prepare = trace.span("Ollama._prepare_chat_with_tools", {"openinference.span.kind": "LLM"})
+    step = trace.span("BaseWorkflowAgent.run_agent_step", {"openinference.span.kind": "CHAIN"})
+    assert (classify(prepare), classify(step)) == ("llm", "chain")

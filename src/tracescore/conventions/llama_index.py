@@ -43,6 +43,7 @@ __all__ = [
     "OI_SCOPE",
     "OL_SCOPE",
     "agent_in_event",
+    "is_agent_run",
     "method",
     "names_agent",
     "tool_call_result",
@@ -58,6 +59,8 @@ AGENT_STEP: Final = "run_agent_step"
 PREPARE: Final = "_prepare_chat_with_tools"
 #: A workflow's (an agent's) run.
 RUN: Final = "run"
+#: The workflow classes whose run is an agent run (any ``...Agent``, and these).
+AGENT_WORKFLOWS: Final = frozenset({"AgentWorkflow"})
 
 # ``current_agent_name='x')`` closing an event's repr (either quote, escapes inside).
 _AGENT_IN_REPR: Final = re.compile(
@@ -73,12 +76,22 @@ def method(span: SpanRecord) -> str:
     return span.name.rpartition(".")[2]
 
 
-def agent_in_event(event: object) -> str | None:
-    """The agent an agent step's event names: its repr's closing ``current_agent_name``.
+def is_agent_run(span: SpanRecord) -> bool:
+    """True for the ``run`` of an agent or an ``AgentWorkflow`` (OpenInference's span).
 
-    ``event`` is the repr OpenInference writes (a dict's ``current_agent_name``, as
-    OpenLLMetry writes it, is read by the caller). None when absent or cut short (an
-    attribute length limit).
+    The run of a workflow of the user's own (a retrieval pipeline, say) is not one: its
+    model calls, if any, form a run as elsewhere, rooted at the trace's root.
+    """
+    owner, _, name = span.name.rpartition(".")
+    return name == RUN and (owner.endswith("Agent") or owner in AGENT_WORKFLOWS)
+
+
+def agent_in_event(event: object) -> str | None:
+    """The agent an agent step's event names (its ``current_agent_name``).
+
+    ``event`` is the repr OpenInference writes, whose closing field it is, or the dict
+    OpenLLMetry's JSON decodes to. None when absent or cut short (an attribute length
+    limit).
     """
     if isinstance(event, dict):
         name = event.get("current_agent_name")

@@ -491,7 +491,7 @@ class OpenInference(ConventionReader):
 def _llama_index_kind(span: SpanRecord, step: StepKind) -> StepKind:
     """A LlamaIndex span's step (:mod:`tracescore.conventions.llama_index`).
 
-    The workflow's run (``<class>.run``) is the agent run, each ``run_agent_step`` a
+    An agent's run (``<agent class>.run``) is the agent run, each ``run_agent_step`` a
     turn of the agent it names; the request preparation beside a model call is no
     call.
     """
@@ -501,7 +501,7 @@ def _llama_index_kind(span: SpanRecord, step: StepKind) -> StepKind:
     if step == "chain":
         if name == llama_index.AGENT_STEP:
             return "turn"
-        if name == llama_index.RUN:
+        if llama_index.is_agent_run(span):
             return "workflow"
     return step
 
