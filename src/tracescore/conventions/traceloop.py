@@ -22,6 +22,7 @@ Session ids (``traceloop.association.properties.*``) are read by the trajectory 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, cast
 
 import orjson
@@ -101,14 +102,19 @@ def _llama_index_task(span: SpanRecord) -> StepKind:
     attrs = span.attributes
     if isinstance(attrs.get(_TOOL_NAME), str):
         return "tool"
+    return "turn" if _turn_agent(attrs) else "chain"
+
+
+def _turn_agent(attrs: Mapping[str, AttrValue]) -> str | None:
+    """The agent a LlamaIndex task span's ``AgentInput`` / ``AgentSetup`` output names.
+
+    Decoded only when the text mentions the field: a model call's output (the whole
+    conversation) is no turn's.
+    """
     output = attrs.get(ENTITY_OUTPUT)
-    if (
-        isinstance(output, str)
-        and '"current_agent_name"' in output
-        and llama_index.names_agent(_decode_json(output))
-    ):
-        return "turn"
-    return "chain"
+    if not isinstance(output, str) or '"current_agent_name"' not in output:
+        return None
+    return llama_index.names_agent(_decode_json(output))
 
 
 def unwrap_entity_input(value: JsonValue) -> JsonValue:
@@ -252,9 +258,7 @@ class Traceloop(ConventionReader):
         if span.scope == llama_index.OL_SCOPE:
             # Its workflow spans are named by class (``FunctionAgent.workflow``); the
             # agents are named by the events of their turns.
-            if attrs.get(SPAN_KIND) != "task":
-                return None
-            return llama_index.names_agent(_decode_json(attrs.get(ENTITY_OUTPUT)))
+            return _turn_agent(attrs) if attrs.get(SPAN_KIND) == "task" else None
         if attrs.get(SPAN_KIND) in ("agent", "workflow"):
             name = attrs.get(ENTITY_NAME)
             if isinstance(name, str) and name:
