@@ -17,6 +17,8 @@ Rules (REFERENCE §5.1, §5.5):
   ``tools/call`` client span under the framework's ``execute_tool``).
 * A ``turn`` span (one step of a named agent, LlamaIndex's ``run_agent_step``) names
   the agent of the spans inside it; consecutive turns of one agent are one visit.
+* A ``parse`` span (the agent reading a reply's text: a ReAct agent's output parser)
+  belongs to the model call just before it in the same step.
 * Model and tool spans outside any agent-ish span (plain LLM instrumentation, chains)
   form a run rooted at their tree root.
 * A model output event (log record) on a span that is no model call belongs to the one
@@ -27,7 +29,7 @@ Rules (REFERENCE §5.1, §5.5):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tracescore.conventions.base import SpanView, StepKind
@@ -46,6 +48,8 @@ class LlmStep:
     view: SpanView
     agent: str | None
     nested: list[SpanView] = field(default_factory=list)
+    #: The agent's reading of the reply (a ``parse`` span beside the call), if traced.
+    parse: SpanView | None = None
 
     @property
     def views(self) -> list[SpanView]:
@@ -149,6 +153,8 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
                     owner.llm_steps.append(llm)
                 else:
                     llm.nested.append(view(span))
+            elif kind == "parse" and tool is None:
+                _read_by(owner.llm_steps, span, view)
             elif kind == "tool":
                 if tool is None:
                     owner.tool_steps.append(ToolStep(view(span), agent))
@@ -166,6 +172,27 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
             runs.append(loose)
     runs.sort(key=lambda r: r.root.start_ns)
     return runs
+
+
+def _read_by(
+    steps: Sequence[LlmStep], parse: SpanRecord, view: Callable[[SpanRecord], SpanView]
+) -> None:
+    """Give the model call a ``parse`` span read its reply: the run's last call so far.
+
+    Only one beside it (the same parent: the agent step that made the call and parsed
+    its reply) and started before it, and only once: a parse span anywhere else (an
+    output parser the user ran on text of their own) reads no model call.
+    """
+    if not steps:
+        return
+    step = steps[-1]
+    call = step.view.span
+    if (
+        step.parse is None
+        and call.parent_span_id == parse.parent_span_id
+        and call.start_ns <= parse.start_ns
+    ):
+        step.parse = view(parse)
 
 
 #: Model output events an instrumentation may emit in its caller's context when a streamed

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from tracescore.conventions.base import SpanView
+from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
     all_found,
@@ -314,8 +314,13 @@ def _conversation(
             else:
                 missing += 1
             continue
+        read = _read(step)
+        if read is not None:
+            message = read.value.applied_to(message)
         responses.append(ModelReply(step.agent, message, found_out.source, step=index))
         sources.append(found_out.source)
+        if read is not None:
+            sources.append(read.source)
     if sources:
         provenance["responses"] = ", ".join(dict.fromkeys(sources))
     if (user is None or missing) and run.agent_views:
@@ -331,6 +336,13 @@ def _conversation(
                 missing = 0 if responses else missing
                 provenance["responses"] = history.source
     return user, responses, missing, failed
+
+
+def _read(step: LlmStep) -> Found[ReadReply] | None:
+    """How the agent read the step's reply (a ReAct agent's parse), when traced."""
+    if step.parse is None:
+        return None
+    return first_found([step.parse], lambda r, v: r.read_reply(v))
 
 
 def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]) -> str | None:

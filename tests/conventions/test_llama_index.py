@@ -1,13 +1,17 @@
-"""LlamaIndex shapes: agent names in event reprs, tool arguments and outputs."""
+"""LlamaIndex shapes: agent names in event reprs, tool arguments and outputs, a ReAct
+agent's reading of its replies."""
 
 from __future__ import annotations
 
 import pytest
-from conv_helpers import TraceBuilder
+from conv_helpers import TraceBuilder, to_json
 
 from tracescore.conventions import llama_index
-from tracescore.conventions.messages import JsonValue
+from tracescore.conventions.base import ReadReply
+from tracescore.conventions.messages import JsonValue, Message, OtherPart, TextPart, ToolCallPart
 from tracescore.conventions.registry import classify
+from tracescore.spans import SpanRecord
+from tracescore.trajectory import build_invocations
 
 
 @pytest.mark.parametrize(
@@ -101,6 +105,9 @@ def test_tool_call_result() -> None:
         ("Ollama._prepare_chat_with_tools", "LLM", "other"),
         ("Ollama.astream_chat", "LLM", "llm"),
         ("FunctionTool.acall", "TOOL", "tool"),
+        ("ReActOutputParser.parse", "CHAIN", "parse"),
+        ("MyReActParser.parse", "CHAIN", "chain"),  # not an output parser's
+        ("ReActOutputParser.format", "CHAIN", "chain"),
     ],
 )
 def test_openinference_llama_index_steps(name: str, kind: str, step: str) -> None:
@@ -113,4 +120,135 @@ def test_the_rules_stay_in_llama_index_spans() -> None:
     trace = TraceBuilder(scope="openinference.instrumentation.langchain")
     prepare = trace.span("Ollama._prepare_chat_with_tools", {"openinference.span.kind": "LLM"})
     step = trace.span("BaseWorkflowAgent.run_agent_step", {"openinference.span.kind": "CHAIN"})
-    assert (classify(prepare), classify(step)) == ("llm", "chain")
+    parse = trace.span("ReActOutputParser.parse", {"openinference.span.kind": "CHAIN"})
+    task = trace.span(
+        "ReActOutputParser.task", {"traceloop.span.kind": "task"}, scope="traceloop.sdk"
+    )
+    assert [classify(s) for s in (prepare, step, parse, task)] == ["llm", "chain", "chain", "chain"]
+
+
+def test_openllmetry_llama_index_parse_step() -> None:
+    trace = TraceBuilder(scope=llama_index.OL_SCOPE)
+    parse = trace.span("ReActOutputParser.task", {"traceloop.span.kind": "task"})
+    other = trace.span("ReActOutputParser.workflow", {"traceloop.span.kind": "workflow"})
+    assert (classify(parse), classify(other)) == ("parse", "workflow")
+
+
+ACTION: JsonValue = {"thought": "I need it.", "action": "get_weather", "action_input": {"c": 1}}
+ANSWER: JsonValue = {"thought": "Done.", "response": "Lima is sunny.", "is_streaming": False}
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        (ACTION, ReadReply(call=("get_weather", {"c": 1}))),
+        (ANSWER, ReadReply(answer="Lima is sunny.")),
+        ({"thought": "t", "response": ""}, ReadReply(answer="")),
+        # An observation step, a structured output, a call without a name or input:
+        ({"observation": "sunny", "return_direct": False}, None),
+        ({"name": "x", "response": "y"}, None),
+        ({"thought": "t", "action": "", "action_input": {}}, None),
+        ({"thought": "t", "action": "get_weather"}, None),
+        ({"thought": "t", "response": 3}, None),
+        ("Answer: x", None),
+    ],
+)
+def test_reasoning_step(value: JsonValue, read: ReadReply | None) -> None:
+    assert llama_index.reasoning_step(value) == read
+
+
+def test_a_read_reply_applied() -> None:
+    text = TextPart(text="Thought: I need it.\nAction: get_weather")
+    blob = OtherPart(type="blob", data="x")
+    reply = Message(role="assistant", parts=(text, blob))
+    with_call = ReadReply(call=("get_weather", {"c": 1})).applied_to(reply)
+    assert with_call.parts == (text, blob, ToolCallPart(name="get_weather", args={"c": 1}))
+    answered = ReadReply(answer="Lima is sunny.").applied_to(reply)
+    assert answered.parts == (TextPart(text="Lima is sunny."), blob)
+    # A reply with calls of its own is the model's word: the parse adds nothing.
+    called = Message(role="assistant", parts=(ToolCallPart(name="t", args={}),))
+    assert ReadReply(call=("get_weather", {})).applied_to(called) is called
+    assert ReadReply(answer="x").applied_to(called) is called
+    assert ReadReply().applied_to(reply) is reply
+
+
+def _react_run(
+    replies: list[tuple[str, JsonValue]], *, parse_elsewhere: bool = False
+) -> list[SpanRecord]:
+    """A ReActAgent run as OpenInference writes it: per step, the model call and the
+    parse of its reply (``None``: a parse that failed), a tool span after a call."""
+    chain = {"openinference.span.kind": "CHAIN"}
+    trace = TraceBuilder(scope=llama_index.OI_SCOPE)
+    run = trace.span("ReActAgent.run", chain)
+    for text, parsed in replies:
+        step = trace.span(
+            "BaseWorkflowAgent.run_agent_step",
+            {**chain, "input.value": '{"ev": "AgentSetup(current_agent_name=\'react\')"}'},
+            parent=run,
+        )
+        trace.span(
+            "Ollama.astream_chat",
+            {
+                "openinference.span.kind": "LLM",
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": "Weather in Lima?",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": text,
+            },
+            parent=step,
+        )
+        attrs = dict(chain)
+        if parsed is not None:
+            attrs["output.value"] = to_json(parsed)
+            attrs["output.mime_type"] = "application/json"
+        trace.span(
+            "ReActOutputParser.parse",
+            attrs,
+            parent=run if parse_elsewhere else step,
+            error=None if parsed is not None else "Could not parse output",
+        )
+        if isinstance(parsed, dict) and "action" in parsed:
+            trace.span(
+                "FunctionTool.acall",
+                {
+                    "openinference.span.kind": "TOOL",
+                    "tool.name": "get_weather",
+                    "input.value": '{"kwargs": {"c": 1}}',
+                    "output.value": "sunny",
+                },
+                parent=run,
+            )
+    return trace.spans
+
+
+CALL_TEXT = "Thought: I need it.\nAction: get_weather\nAction Input: {...}"
+ANSWER_TEXT = "Thought: Done.\nAnswer: Lima is sunny."
+
+
+def test_a_react_run_reads_each_reply_as_its_parser_did() -> None:
+    [inv] = build_invocations(_react_run([(CALL_TEXT, ACTION), (ANSWER_TEXT, ANSWER)]))
+    [call] = inv.tool_calls
+    assert (call.name, call.args, call.result) == ("get_weather", {"c": 1}, "sunny")
+    assert [t.text for t in inv.intermediate_responses] == [CALL_TEXT]
+    assert inv.final_response == "Lima is sunny."
+    assert inv.warnings == ()
+
+
+def test_a_failed_parse_leaves_the_reply_as_written() -> None:
+    """LlamaIndex asks the model again after a reply it could not parse."""
+    [inv] = build_invocations(
+        _react_run([("Lima?", None), (CALL_TEXT, ACTION), (ANSWER_TEXT, ANSWER)])
+    )
+    assert [t.text for t in inv.intermediate_responses] == ["Lima?", CALL_TEXT]
+    assert inv.final_response == "Lima is sunny."
+
+
+def test_a_parse_beside_no_model_call_reads_none() -> None:
+    """A parse span that is not in the model call's step (an output parser run on text
+    of the user's own) changes nothing: the call comes from its tool span, placed."""
+    [inv] = build_invocations(
+        _react_run([(CALL_TEXT, ACTION), (ANSWER_TEXT, ANSWER)], parse_elsewhere=True)
+    )
+    assert inv.final_response == ANSWER_TEXT
+    [warning] = inv.warnings
+    assert "placed by its start time" in warning

@@ -12,19 +12,26 @@ view, and the builder asks the next reader in precedence order (REFERENCE §5.5)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Generic, Literal, TypeVar, cast
 
 import orjson
 
 from tracescore import json_text
-from tracescore.conventions.messages import JsonValue, Message, is_not_captured
+from tracescore.conventions.messages import (
+    JsonValue,
+    Message,
+    TextPart,
+    ToolCallPart,
+    is_not_captured,
+)
 from tracescore.conventions.salvage import salvage_json
 from tracescore.spans import LogRecord, SpanRecord
 
 __all__ = [
     "ConventionReader",
     "Found",
+    "ReadReply",
     "SpanView",
     "StepKind",
     "ToolIO",
@@ -42,8 +49,12 @@ _MAX_DIGITS = 20
 #: (they can root an invocation); ``llm`` is a model call; ``tool`` a tool execution;
 #: ``turn`` one step of a named agent inside a run (LlamaIndex's ``run_agent_step``): it
 #: names the agent of the spans inside it, and counts as a visit only when another agent
-#: ran since that agent's last turn.
-StepKind = Literal["invocation", "workflow", "agent", "turn", "llm", "tool", "chain", "other"]
+#: ran since that agent's last turn; ``parse`` the agent's reading of the model call
+#: just before it (a LlamaIndex ``ReActAgent`` parses the tool call or the answer out of
+#: the reply's text): see :class:`ReadReply`.
+StepKind = Literal[
+    "invocation", "workflow", "agent", "turn", "llm", "parse", "tool", "chain", "other"
+]
 
 
 @dataclass(slots=True)
@@ -74,6 +85,38 @@ class ToolIO:
     #: The failure the recorded result states, on a span that did not end in error
     #: (LlamaIndex catches a tool's exception and returns its message as the result).
     error: str | None = None
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class ReadReply:
+    """What an agent read in a model's text reply: a tool call it writes, or its answer.
+
+    A ReAct agent's model writes its tool call as text (``Action: get_weather`` /
+    ``Action Input: {...}``) and its answer after ``Answer:``; the agent parses the text
+    and runs the call, or returns the answer alone. At most one of the two is set.
+    """
+
+    #: The tool call the text writes: the tool's name and its arguments.
+    call: tuple[str, JsonValue] | None = None
+    #: The answer the text gives, as the agent returns it.
+    answer: str | None = None
+
+    def applied_to(self, reply: Message) -> Message:
+        """``reply`` as the agent read it.
+
+        A call is added to the reply (its text stays: it is what the model said beside
+        the call); an answer replaces the reply's text parts. A reply that already holds tool
+        calls of its own is kept as it is: the model's structured calls win.
+        """
+        if reply.tool_calls():
+            return reply
+        if self.call is not None:
+            name, args = self.call
+            return replace(reply, parts=(*reply.parts, ToolCallPart(name=name, args=args)))
+        if self.answer is not None:
+            kept = (p for p in reply.parts if not isinstance(p, TextPart))
+            return replace(reply, parts=(TextPart(text=self.answer), *kept))
+        return reply
 
 
 @dataclass(slots=True)
@@ -186,6 +229,10 @@ class ConventionReader:
 
     def tool_io(self, view: SpanView) -> ToolIO | None:
         """Name, call id, arguments and result of a ``tool`` span."""
+        return None
+
+    def read_reply(self, view: SpanView) -> Found[ReadReply] | None:
+        """How the agent read the model call before it, for a ``parse`` span."""
         return None
 
     def history(self, view: SpanView) -> Found[list[Message]] | None:

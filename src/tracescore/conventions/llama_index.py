@@ -24,6 +24,13 @@ and opentelemetry-instrumentation-llamaindex 0.62:
   like any other. The model calls carry GenAI attributes, without the tool calls of an
   Ollama reply.
 
+A ``ReActAgent``'s model writes its tool call and its answer as text; the agent parses
+each reply with its ``ReActOutputParser``, whose span (``ReActOutputParser.parse`` /
+``.task``, beside the model call in the same step) both instrumentations write with the
+step it read as JSON: ``{"thought", "action", "action_input"}`` for a call,
+``{"thought", "response", ...}`` for the answer (what the agent returns, without the
+``Thought:``/``Answer:`` lines).
+
 Both write a ``ToolOutput`` as ``{"blocks", "tool_name", "raw_input", "raw_output",
 "is_error"}``: the result is ``raw_output`` (what the tool returned), and ``is_error``
 marks a call that failed (LlamaIndex catches the exception and hands its message to the
@@ -36,6 +43,7 @@ import ast
 import re
 from typing import Final
 
+from tracescore.conventions.base import ReadReply
 from tracescore.conventions.messages import JsonValue
 from tracescore.spans import SpanRecord
 
@@ -44,8 +52,10 @@ __all__ = [
     "OL_SCOPE",
     "agent_in_event",
     "is_agent_run",
+    "is_reply_parser",
     "method",
     "names_agent",
+    "reasoning_step",
     "tool_call_result",
     "tool_output",
     "without_context",
@@ -59,6 +69,9 @@ AGENT_STEP: Final = "run_agent_step"
 PREPARE: Final = "_prepare_chat_with_tools"
 #: A workflow's (an agent's) run.
 RUN: Final = "run"
+#: What the class of a model reply's parser ends with (``ReActOutputParser``, or a
+#: subclass of the user's own).
+REPLY_PARSER: Final = "OutputParser"
 #: The workflow classes whose run is an agent run (any ``...Agent``, and these).
 AGENT_WORKFLOWS: Final = frozenset({"AgentWorkflow"})
 
@@ -84,6 +97,33 @@ def is_agent_run(span: SpanRecord) -> bool:
     """
     owner, _, name = span.name.rpartition(".")
     return name == RUN and (owner.endswith("Agent") or owner in AGENT_WORKFLOWS)
+
+
+def is_reply_parser(span: SpanRecord, traced_method: str) -> bool:
+    """True for the span of an output parser's ``traced_method`` (see :func:`reasoning_step`).
+
+    ``traced_method`` is the method as the instrumentation names it: ``parse`` under
+    OpenInference, ``task`` under OpenLLMetry.
+    """
+    owner, _, name = span.name.rpartition(".")
+    return name == traced_method and owner.endswith(REPLY_PARSER)
+
+
+def reasoning_step(value: JsonValue) -> ReadReply | None:
+    """The call or answer a ReAct output parser read in a reply, from the step it returned.
+
+    None for any other value: an output parser of another kind (structured output), or
+    a parse that failed (the agent then asks the model again; the reply stays as written).
+    """
+    if not isinstance(value, dict) or "thought" not in value:
+        return None
+    action = value.get("action")
+    if isinstance(action, str) and action and "action_input" in value:
+        return ReadReply(call=(action, value["action_input"]))
+    response = value.get("response")
+    if isinstance(response, str):
+        return ReadReply(answer=response)
+    return None
 
 
 def agent_in_event(event: object) -> str | None:

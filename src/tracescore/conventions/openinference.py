@@ -28,6 +28,7 @@ from tracescore.conventions.adk import ADK_SCOPE
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
+    ReadReply,
     SpanView,
     StepKind,
     ToolIO,
@@ -69,6 +70,8 @@ _OUT: Final = "llm.output_messages."
 _TOOLS: Final = "llm.tools."
 _HANDOFF: Final = "handoff to "
 _NO_ARGUMENTS: Final = "{}"
+#: The method of a LlamaIndex output parser's span (``ReActOutputParser.parse``).
+_PARSE: Final = "parse"
 
 KINDS: Final[dict[str, StepKind]] = {
     "LLM": "llm",
@@ -483,6 +486,15 @@ class OpenInference(ConventionReader):
             result = Found(_unwrap_response(result.value, tool), result.source, result.truncated)
         return ToolIO(name=tool, call_id=call_id, args=args, result=result, error=error)
 
+    def read_reply(self, view: SpanView) -> Found[ReadReply] | None:
+        """A LlamaIndex ReAct output parser's step, from its ``output.value``."""
+        span = view.span
+        if span.scope != llama_index.OI_SCOPE or not llama_index.is_reply_parser(span, _PARSE):
+            return None
+        found = parse_content(view, span.attributes.get(OUTPUT_VALUE), OUTPUT_VALUE)
+        read = None if found is None else llama_index.reasoning_step(found.value)
+        return None if found is None or read is None else Found(read, found.source, found.truncated)
+
     def capture_hint(self, span: SpanRecord) -> str | None:
         """The ``OPENINFERENCE_HIDE_*`` switches, for OpenInference spans."""
         return CAPTURE_HINT if SPAN_KIND in span.attributes else None
@@ -492,8 +504,8 @@ def _llama_index_kind(span: SpanRecord, step: StepKind) -> StepKind:
     """A LlamaIndex span's step (:mod:`tracescore.conventions.llama_index`).
 
     An agent's run (``<agent class>.run``) is the agent run, each ``run_agent_step`` a
-    turn of the agent it names; the request preparation beside a model call is no
-    call.
+    turn of the agent it names, a ReAct output parser's ``parse`` the agent's reading
+    of the reply; the request preparation beside a model call is no call.
     """
     name = llama_index.method(span)
     if step == "llm":
@@ -503,6 +515,8 @@ def _llama_index_kind(span: SpanRecord, step: StepKind) -> StepKind:
             return "turn"
         if llama_index.is_agent_run(span):
             return "workflow"
+        if llama_index.is_reply_parser(span, _PARSE):
+            return "parse"
     return step
 
 

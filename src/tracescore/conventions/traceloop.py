@@ -32,6 +32,7 @@ from tracescore.conventions import llama_index
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
+    ReadReply,
     SpanView,
     StepKind,
     ToolIO,
@@ -55,6 +56,8 @@ ENTITY_OUTPUT: Final = "traceloop.entity.output"
 REQUEST_TYPE: Final = "llm.request.type"
 _TOOL_NAME: Final = "tool.name"
 _TOOL_ARGUMENTS: Final = "tool.arguments"
+#: The method part of a LlamaIndex span's name (``ReActOutputParser.task``).
+_TASK: Final = "task"
 _PROMPT: Final = "gen_ai.prompt."
 _COMPLETION: Final = "gen_ai.completion."
 
@@ -97,11 +100,14 @@ def _llama_index_task(span: SpanRecord) -> StepKind:
     """A LlamaIndex task span's step (:mod:`tracescore.conventions.llama_index`).
 
     The ``call_tool`` step is the tool call (``tool.name``); a step whose output is an
-    ``AgentInput`` or ``AgentSetup`` is a turn of the agent it names.
+    ``AgentInput`` or ``AgentSetup`` is a turn of the agent it names; a ReAct output
+    parser's span is the agent's reading of the reply before it.
     """
     attrs = span.attributes
     if isinstance(attrs.get(_TOOL_NAME), str):
         return "tool"
+    if llama_index.is_reply_parser(span, _TASK):
+        return "parse"
     return "turn" if _turn_agent(attrs) else "chain"
 
 
@@ -344,6 +350,15 @@ class Traceloop(ConventionReader):
             result=result,
             error=error,
         )
+
+    def read_reply(self, view: SpanView) -> Found[ReadReply] | None:
+        """A LlamaIndex ReAct output parser's step, from its ``traceloop.entity.output``."""
+        span = view.span
+        if span.scope != llama_index.OL_SCOPE or not llama_index.is_reply_parser(span, _TASK):
+            return None
+        found = self._entity(view, ENTITY_OUTPUT)
+        read = None if found is None else llama_index.reasoning_step(found.value)
+        return None if found is None or read is None else Found(read, found.source, found.truncated)
 
     @staticmethod
     def _entity(view: SpanView, key: str) -> Found[JsonValue] | None:
