@@ -76,15 +76,17 @@ async def _record(agent: Any, user: str, ctx: Context | None = None) -> dict[str
     handler = agent.run(user_msg=user, ctx=ctx)
     agents: list[str] = []
     calls: list[dict[str, Any]] = []
-    intermediate: list[str] = []
+    call_agents: list[str] = []  # the agent whose reply asked for each call
+    intermediate: list[list[str]] = []  # [agent, text]
     async for event in handler.stream_events():
         if isinstance(event, AgentOutput):
             if not agents or agents[-1] != event.current_agent_name:
                 agents.append(event.current_agent_name)
             text = event.response.content or ""
             if event.tool_calls and text.strip():
-                intermediate.append(text)
+                intermediate.append([event.current_agent_name, text])
         elif isinstance(event, ToolCallResult):
+            call_agents.append(agents[-1])
             calls.append(
                 {
                     "name": event.tool_name,
@@ -102,6 +104,7 @@ async def _record(agent: Any, user: str, ctx: Context | None = None) -> dict[str
         "calls": calls,
         "intermediate": intermediate,
         "final": result.response.content,
+        "call_agents": call_agents,
     }
 
 

@@ -15,8 +15,11 @@ Rules (REFERENCE §5.1, §5.5):
   ones are extra sources for it. Model calls made *inside a tool* are the tool's business
   and not steps of the run; same for tool spans nested in a tool span (e.g. an MCP
   ``tools/call`` client span under the framework's ``execute_tool``).
-* A ``turn`` span (one step of a named agent, LlamaIndex's ``run_agent_step``) names
-  the agent of the spans inside it; consecutive turns of one agent are one visit.
+* A ``turn`` span (one step of a named agent: LlamaIndex's ``run_agent_step``, or a
+  step whose event names the agent taking over) names the agent of the spans inside
+  it and of the steps after it beside it (same parent), until the next turn: a
+  LlamaIndex workflow runs an agent's steps one after another, as siblings (its model
+  call in one, its tool calls in others). Consecutive turns of one agent are one visit.
 * A ``parse`` span (the agent reading a reply's text: a ReAct agent's output parser)
   belongs to the model call just before it in the same step.
 * Model and tool spans outside any agent-ish span (plain LLM instrumentation, chains)
@@ -120,11 +123,16 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
         return SpanView(span, logs_by_span.get(span.span_id, []))
 
     runs: list[AgentRun] = []
+    # Parent span id -> the agent the last turn among its children named: the steps
+    # after a turn, beside it, are that agent's too (see the module docstring).
+    turns: dict[str, str] = {}
     for top in tops:
         loose = AgentRun(root=top)
         stack: list[tuple[SpanRecord, _Ctx]] = [(top, (None, None, None, None))]
         while stack:
             span, (run, agent, tool, llm) = stack.pop()
+            if turns and span.parent_span_id in turns:
+                agent = turns[span.parent_span_id]
             kind = classify(span)
             if kind in _AGENTISH:
                 name = agent_name(span)
@@ -146,6 +154,8 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
                     if not owner.agents or owner.agents[-1] != name:
                         owner.agents.append(name)
                     agent = name
+                    if span.parent_span_id is not None:
+                        turns[span.parent_span_id] = name
             owner.spans.append(span)
             if kind == "llm" and tool is None:
                 if llm is None:

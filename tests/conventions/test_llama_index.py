@@ -11,6 +11,7 @@ from tracescore.conventions.base import ReadReply
 from tracescore.conventions.messages import JsonValue, Message, OtherPart, TextPart, ToolCallPart
 from tracescore.conventions.registry import classify
 from tracescore.spans import SpanRecord
+from tracescore.trace_tree import split_runs
 from tracescore.trajectory import build_invocations
 
 
@@ -252,3 +253,43 @@ def test_a_parse_beside_no_model_call_reads_none() -> None:
     assert inv.final_response == ANSWER_TEXT
     [warning] = inv.warnings
     assert "placed by its start time" in warning
+
+
+def test_a_turn_names_the_steps_after_it_beside_it() -> None:
+    """OpenLLMetry writes a LlamaIndex agent's steps side by side under the workflow: the
+    step whose event names the agent, then its model call, then its tool calls. Each
+    step is the agent's the last turn before it named; none before the first turn."""
+    trace = TraceBuilder(scope=llama_index.OL_SCOPE)
+    task = {"traceloop.span.kind": "task"}
+    workflow = trace.span("AgentWorkflow.workflow", {"traceloop.span.kind": "workflow"})
+
+    def turn(agent: str) -> None:
+        named = {"input": [], "current_agent_name": agent}
+        trace.span(
+            "BaseWorkflowAgent.task",
+            {**task, "traceloop.entity.output": to_json(named)},
+            parent=workflow,
+        )
+
+    def model() -> None:
+        step = trace.span("BaseWorkflowAgent.task", task, parent=workflow)
+        trace.span("Ollama.task", {**task, "gen_ai.operation.name": "chat"}, parent=step)
+
+    def call(tool: str) -> None:
+        trace.span("BaseWorkflowAgent.task", {**task, "tool.name": tool}, parent=workflow)
+
+    call("before_any_turn")
+    turn("triage")
+    model()
+    call("handoff")
+    turn("weather")
+    model()
+    call("get_weather")
+    [run] = split_runs(trace.spans)
+    assert run.agents == ["triage", "weather"]
+    assert [s.agent for s in run.llm_steps] == ["triage", "weather"]
+    assert [(s.view.span.attributes["tool.name"], s.agent) for s in run.tool_steps] == [
+        ("before_any_turn", None),
+        ("handoff", "triage"),
+        ("get_weather", "weather"),
+    ]

@@ -52,9 +52,14 @@ def _expected(recorded: Path, scenario: str) -> list[dict[str, Any]]:
     return runs
 
 
+def _view(inv: Invocation) -> dict[str, Any]:
+    """``run_view`` with each text's author and each call's agent."""
+    return {**run_view(inv, authors=True), "call_agents": [c.agent for c in inv.tool_calls]}
+
+
 def _agreeing(recorded: Path, scenario: str) -> list[Invocation]:
     ours = imported(recorded / f"{scenario}.jsonl")
-    assert [run_view(i) for i in ours] == _expected(recorded, scenario)
+    assert [_view(i) for i in ours] == _expected(recorded, scenario)
     return ours
 
 
@@ -94,9 +99,9 @@ def test_the_handoff_lists_both_agents_and_the_calls_of_each(recorded: Path) -> 
     assert inv.agent == "triage_agent"
     handoff, weather = inv.tool_calls
     assert handoff.args == {"to_agent": "weather_agent", "reason": "weather question"}
-    if (recorded / "mode").read_text() == "openinference":
-        # The model calls are under the agents' turns: each call is its agent's.
-        assert (handoff.agent, weather.agent) == ("triage_agent", "weather_agent")
+    # OpenInference writes each model call inside its agent's turn, OpenLLMetry beside
+    # the step that names the agent: under both, each call is its agent's.
+    assert (handoff.agent, weather.agent) == ("triage_agent", "weather_agent")
 
 
 def test_the_session_groups_the_turns(recorded: Path) -> None:
