@@ -2,7 +2,9 @@
 
 Input arrives as export batches in which traces are spread out and interleaved (the
 Collector's ``file`` exporter writes one batch per line). A trace is complete when its
-root span has arrived and nothing new for it arrived during an *idle window*; a trace
+root span has arrived (or the span that marks the end of a run whose root ends first:
+:mod:`tracescore.conventions.run_end`) and nothing new for it arrived during an *idle
+window*; a trace
 whose root never comes is flushed after a longer window (its root may be remote: an
 agent called from another service). Windows are counted in records, not seconds, so
 reading a file is deterministic and independent of the host clock.
@@ -41,6 +43,7 @@ from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from tracescore.conventions import run_end
 from tracescore.formats.base import Batch
 from tracescore.spans import LogRecord, SpanRecord
 
@@ -83,7 +86,8 @@ class AssembledTrace:
         trace_id: Hex trace id.
         spans: Spans in arrival order.
         logs: Correlated log records in arrival order.
-        root_seen: Whether a span without parent arrived.
+        root_seen: Whether a span without parent arrived: one that marks the end of the
+            run (:mod:`tracescore.conventions.run_end`).
         evicted: True when pushed out by ``max_traces`` before its idle window ended.
         parked: True when ``spans`` and ``logs`` were dropped (empty) and ``prebuilt``
             holds what the consumer computed from them (see the module docstring).
@@ -256,6 +260,7 @@ class TraceAssembler:
         rooted = self._rooted
         rooted.clear()
         self._start = self._seq
+        end_scopes = run_end.SCOPES
         for span in spans:
             self._seq += 1
             trace = self._trace(span.trace_id, source)
@@ -266,7 +271,10 @@ class TraceAssembler:
                 trace.capped += 1
             else:
                 trace.spans.append(span)
-                if span.parent_span_id is None:
+                root = span.parent_span_id is None
+                if span.scope in end_scopes:
+                    root = run_end.ends_run(span, root=root)
+                if root:
                     trace.root_seen = True
                     rooted.append(trace)
         for log in logs:

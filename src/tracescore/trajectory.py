@@ -485,7 +485,10 @@ def _evaluability(
     missing: int = 0,
 ) -> tuple[NotEvaluableReason | None, str | None]:
     if not complete:
-        return "incomplete_trace", "the trace was flushed before its root span ended"
+        return "incomplete_trace", (
+            "the trace was flushed before its run ended (its root span, or the step that"
+            " ends a run whose root span ends first, never arrived)"
+        )
     if not run.llm_steps and not responses:
         return "no_model_call", "no model call was found in this agent run"
     if user is None and any("truncated" in w for w in warnings):

@@ -14,15 +14,22 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conv_helpers import imported, run_harness, run_view
+from conv_helpers import TraceBuilder, imported, run_harness, run_view
 
 import llama_index_harness
 from fake_ollama import COMPLETION_TOKENS, PROMPT_TOKENS
+from tracescore.assembly import TraceAssembler
+from tracescore.conventions import llama_index
+from tracescore.formats.files import read_file
+from tracescore.live.assembly import LiveAssembler, LiveTrace
 from tracescore.model import Invocation, group_conversations
+from tracescore.spans import SpanRecord
+from tracescore.trajectory import build_invocations
 
 HARNESS = Path(llama_index_harness.__file__)
 #: Ollama's tool calls have no ids. LlamaIndex makes one (the tool's name; a uuid in a
@@ -136,3 +143,70 @@ def test_a_react_agent_is_read_as_it_parsed_its_replies(recorded: Path) -> None:
     assert inv.final_response == "Lima is sunny."
     assert inv.inference_calls == 2
     assert "output" in inv.provenance["responses"]  # the parser's output is named
+
+
+def _export_order(path: Path) -> list[SpanRecord]:
+    return [span for batch in read_file(str(path)) for span in batch.spans]
+
+
+def _ran_to_the_end(span: SpanRecord) -> bool:
+    """The span that carries the run's result: what a run still running cannot have sent.
+
+    OpenInference's root span ends last; OpenLLMetry's ends first (``run()`` hands back
+    a handler), and the run ends with the step returning the ``StopEvent``.
+    """
+    output = span.attributes.get("traceloop.entity.output")
+    if span.scope == llama_index.OL_SCOPE:
+        return isinstance(output, str) and output.startswith('{"result"')
+    return span.parent_span_id is None
+
+
+@pytest.mark.parametrize("scenario", llama_index_harness.SCENARIOS)
+def test_a_live_trace_waits_for_its_run_to_end(recorded: Path, scenario: str) -> None:
+    """A pause longer than the idle window anywhere before the run's last step (a slow
+    model call) does not let a live trace go: under OpenLLMetry the root span is among
+    the first spans exported, and a trace released on it was scored on a few ms of the
+    run, the rest of its spans dropped as late."""
+    spans = _export_order(recorded / f"{scenario}.jsonl")
+    totals = Counter(s.trace_id for s in spans)
+    now = [0.0]
+    live = LiveAssembler(idle_s=2.0, orphan_ttl_s=3600.0, clock=lambda: now[0])
+    released: list[LiveTrace] = []
+    over: set[str] = set()
+    for span in spans:
+        released += live.add([span])
+        if _ran_to_the_end(span):
+            over.add(span.trace_id)
+        if span.trace_id not in over:
+            now[0] += 60.0  # the model thinks
+            released += live.due()
+            assert {t.trace_id for t in released} <= over
+    now[0] += 60.0
+    released += live.due()
+    assert {t.trace_id: (t.kind, len(t.spans)) for t in released} == {
+        trace_id: ("complete", total) for trace_id, total in totals.items()
+    }
+    assert not live.dropped
+    # Scored as the file import reads the same spans.
+    rebuilt = [i for t in released for i in build_invocations(t.spans, complete=True)]
+    assert [_view(i) for i in rebuilt] == [
+        _view(i) for i in imported(recorded / f"{scenario}.jsonl")
+    ]
+
+
+def test_an_import_waits_for_the_run_to_end(recorded: Path) -> None:
+    """The same in a file: other traces' records between a run's steps (a busy service
+    exporting while the model thinks) release a trace after one idle window once its
+    run has ended, and after two before."""
+    spans = _export_order(recorded / "sequential_tools.jsonl")
+    window = 10
+    assembler = TraceAssembler(idle_records=window)
+    released = []
+    for n, span in enumerate(spans):
+        released += assembler.add([span])
+        others = TraceBuilder(trace_id=f"{n + 1:032x}")
+        released += assembler.add([others.span("busy") for _ in range(window + window // 2)])
+    released += assembler.flush()
+    [trace] = [t for t in released if t.trace_id == spans[0].trace_id]
+    assert len(trace.spans) == len(spans)
+    assert not assembler.dropped

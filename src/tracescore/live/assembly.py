@@ -2,7 +2,8 @@
 
 Unlike file import (:mod:`tracescore.assembly`, windows counted in records so a file
 reads the same on any host), live traffic has pauses: a trace is complete when its root
-span has ended and no record for it arrived for ``idle_s`` seconds; a trace whose root
+span has ended (the span that marks the end of its run: :mod:`tracescore.conventions.run_end`)
+and no record for it arrived for ``idle_s`` seconds; a trace whose root
 never comes (a remote parent, a crashed agent) is released as *incomplete* after
 ``orphan_ttl_s`` seconds without news. Both windows count from the trace's last record,
 so a long agent run that keeps producing spans is never cut.
@@ -22,6 +23,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from tracescore.conventions import run_end
 from tracescore.spans import Attributes, LogRecord, SpanRecord
 
 __all__ = ["LiveAssembler", "LiveTrace", "ReleaseKind", "SpanDropReason"]
@@ -143,7 +145,8 @@ class LiveTrace:
         held: Its spans as they were held in flight (emptied once unpacked).
         unpack: Turns a held span back into its record.
         logs: Correlated log records in arrival order.
-        root_seen: A span without a (local) parent arrived.
+        root_seen: A span without a (local) parent arrived: one that marks the end of the
+            run (:mod:`tracescore.conventions.run_end`).
         damaged: Some of its records were lost before assembly.
         last_s: Clock time of its last record.
         kind: How it left.
@@ -291,6 +294,7 @@ class LiveAssembler:
         pending = self._pending
         pack = self._packer.pack
         limit = self.max_spans_per_trace
+        end_scopes = run_end.SCOPES
         for span in spans:
             trace_id = span.trace_id
             flight = self._open(trace_id, now)
@@ -307,7 +311,10 @@ class LiveAssembler:
                     held = (*held, pack(span))
                 else:
                     held = [*held, pack(span)]
-                if span.parent_span_id is None or span.span_id in local_roots:
+                ends = span.parent_span_id is None or span.span_id in local_roots
+                if span.scope in end_scopes:
+                    ends = run_end.ends_run(span, root=ends)
+                if ends:
                     root = True
             pending[trace_id] = (now, root, damaged, held, trace_logs)
         for log in logs:
