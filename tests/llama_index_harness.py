@@ -78,33 +78,39 @@ async def _record(agent: Any, user: str, ctx: Context | None = None) -> dict[str
     calls: list[dict[str, Any]] = []
     call_agents: list[str] = []  # the agent whose reply asked for each call
     intermediate: list[list[str]] = []  # [agent, text]
-    async for event in handler.stream_events():
-        if isinstance(event, AgentOutput):
-            if not agents or agents[-1] != event.current_agent_name:
-                agents.append(event.current_agent_name)
-            text = event.response.content or ""
-            if event.tool_calls and text.strip():
-                intermediate.append([event.current_agent_name, text])
-        elif isinstance(event, ToolCallResult):
-            call_agents.append(agents[-1])
-            calls.append(
-                {
-                    "name": event.tool_name,
-                    "args": event.tool_kwargs,
-                    "id": event.tool_id,
-                    # A failed call's is the exception's message, as the model saw it.
-                    "result": event.tool_output.raw_output,
-                    "failed": event.tool_output.is_error,
-                }
-            )
-    result = await handler
+    final: str | None = None
+    try:
+        async for event in handler.stream_events():
+            if isinstance(event, AgentOutput):
+                if not agents or agents[-1] != event.current_agent_name:
+                    agents.append(event.current_agent_name)
+                text = event.response.content or ""
+                if event.tool_calls and text.strip():
+                    intermediate.append([event.current_agent_name, text])
+            elif isinstance(event, ToolCallResult):
+                call_agents.append(agents[-1])
+                calls.append(
+                    {
+                        "name": event.tool_name,
+                        "args": event.tool_kwargs,
+                        "id": event.tool_id,
+                        # A failed call's is the exception's message, as the model saw it.
+                        "result": event.tool_output.raw_output,
+                        "failed": event.tool_output.is_error,
+                    }
+                )
+        final = (await handler).response.content
+        run_failed = False
+    except Exception:  # the run failed: what it did until then
+        run_failed = True
     return {
         "agents": agents,
         "user": user,
         "calls": calls,
         "intermediate": intermediate,
-        "final": result.response.content,
+        "final": final,
         "call_agents": call_agents,
+        "run_failed": run_failed,
     }
 
 
@@ -187,6 +193,12 @@ def react_agent() -> list[dict[str, Any]]:
     return _run(script, build, "Weather in Lima?")
 
 
+def model_fails() -> list[dict[str, Any]]:
+    """The model server fails on the call after a tool call: the run raises."""
+    script: list[Reply] = [(None, [("get_weather", {"city": "Oslo"})])]  # then HTTP 500
+    return _run(script, _weather_agent, "Weather in Oslo?")
+
+
 def handoff() -> list[dict[str, Any]]:
     """An ``AgentWorkflow``: the triage agent hands off to the weather agent."""
     script: list[Reply] = [
@@ -226,6 +238,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         two_turn_session,
         react_agent,
         handoff,
+        model_fails,
     )
 }
 

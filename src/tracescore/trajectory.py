@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from tracescore.conventions import run_end
 from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
@@ -36,7 +37,7 @@ from tracescore.history import (
     with_unseen_replies,
 )
 from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage, ToolCall
-from tracescore.response_chains import CONVERSATION_KEY, is_response_id, response_chain
+from tracescore.run_ids import run_ids
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
 from tracescore.tool_calls import (
     UNNAMED_ERROR,
@@ -51,19 +52,10 @@ from tracescore.trace_tree import AgentRun, LlmStep, split_runs
 
 __all__ = ["build_invocations"]
 
-_CONVERSATION_KEYS = (
-    "gen_ai.conversation.id",
-    "session.id",
-    "gcp.vertex.agent.session_id",
-    "traceloop.association.properties.session_id",
-    "traceloop.association.properties.conversation_id",
-    "traceloop.association.properties.thread_id",
-    "traceloop.association.properties.chat_id",
+_UNFINISHED: Final = (
+    "the run did not finish: its root span ended first, and the step that ends the run"
+    " never came (a step failed and left no span, or the run was cut off)"
 )
-_INVOCATION_KEYS = ("gcp.vertex.agent.invocation_id",)
-#: Every key :func:`_holders` looks for.
-_ID_KEYS = frozenset((*_CONVERSATION_KEYS, *_INVOCATION_KEYS))
-_TAG_PREFIX = "tracescore."
 #: A run that did not fail, whose last model reply calls tools and that states no answer:
 #: nothing after the calls is in the trace. Frameworks that answer with the tool results
 #: themselves do that (AutoGen's AssistantAgent by default, ``reflect_on_tool_use=False``),
@@ -159,7 +151,7 @@ def _build(
         if stated is not None:
             final = stated.value
             provenance["final_response"] = stated.source
-    error = _run_error(root, failed if not responses else [])
+    error = _run_error(run, failed if not responses else [])
     if final is None and error is None and responses and responses[-1].message.tool_calls():
         warnings.append(_ENDED_ON_CALLS)
     intermediate = tuple(
@@ -187,18 +179,7 @@ def _build(
             tools = found_tools.value
             provenance["tool_definitions"] = found_tools.source
 
-    holders = _holders(run.spans)
-    conversation_id = _first_attr(holders, _CONVERSATION_KEYS, provenance, "conversation_id")
-    response_ids: tuple[str, ...] = ()
-    if conversation_id is None or is_response_id(conversation_id):
-        chained, response_ids = response_chain(holders, (s.view.span for s in llm_steps))
-        if chained is not None:
-            conversation_id = chained
-            provenance["conversation_id"] = f"{CONVERSATION_KEY} (response chain)"
-    invocation_id = (
-        _first_attr(holders, _INVOCATION_KEYS, provenance, "invocation_id")
-        or f"{root.trace_id}:{root.span_id}"
-    )
+    ids = run_ids(run, (s.view.span for s in llm_steps), provenance)
 
     for view in _all_views(run):
         warnings.extend(view.warnings)
@@ -208,8 +189,8 @@ def _build(
     )
     return Invocation(
         trace_id=root.trace_id,
-        invocation_id=invocation_id,
-        conversation_id=conversation_id,
+        invocation_id=ids.invocation_id,
+        conversation_id=ids.conversation_id,
         agent=run.agents[0] if run.agents else (llm_steps[0].agent if llm_steps else None),
         agents=tuple(run.agents),
         user_content=user,
@@ -227,11 +208,11 @@ def _build(
         provenance=provenance,
         system_instructions=system,
         tool_definitions=tools,
-        tags=_tags(run),
+        tags=ids.tags,
         root_span_id=root.span_id,
         error=error,
         parent_tool_span_id=run.parent_tool.span_id if run.parent_tool else None,
-        response_ids=response_ids,
+        response_ids=ids.response_ids,
     )
 
 
@@ -280,16 +261,26 @@ def _joined_calls(
     return more, calls, unseen
 
 
-def _run_error(root: SpanRecord, failed: Sequence[LlmStep]) -> str | None:
+def _run_error(run: AgentRun, failed: Sequence[LlmStep]) -> str | None:
     """The run's error: its root span's, else the failed model call's.
 
     The failed call's is taken too when the root says only that it failed: it names why.
-    ``failed`` holds the model calls that failed while the run had no answer.
+    ``failed`` holds the model calls that failed while the run had no answer. A run
+    whose root span ends first and that none of its spans says ended did not finish
+    (:mod:`tracescore.conventions.run_end`): its failing step left no span.
     """
+    root = run.root
     error = span_error(root)
     if failed and error in (None, UNNAMED_ERROR):
         return span_error(failed[-1].view.span) or error
+    if error is None and root.scope in run_end.SCOPES and not _run_ended(run):
+        return _UNFINISHED
     return error
+
+
+def _run_ended(run: AgentRun) -> bool:
+    root = run.root
+    return any(run_end.ends_run(span, root=span is root) for span in run.spans)
 
 
 def _conversation(
@@ -404,66 +395,6 @@ def _final_index(responses: list[ModelReply]) -> int | None:
         if not msg.tool_calls() and msg.text() is not None:
             return i
     return None
-
-
-def _holders(spans: Sequence[SpanRecord]) -> list[SpanRecord]:
-    """The spans whose attributes or resource carry a conversation or invocation id key.
-
-    Most spans carry none: one C-level scan per attribute map finds the few that do,
-    instead of a lookup per key, span and map. Resources are shared by the spans of one
-    process, so each is scanned once.
-    """
-    wanted = _ID_KEYS
-    seen: dict[int, bool] = {}
-    holders: list[SpanRecord] = []
-    for span in spans:
-        resource = span.resource
-        in_resource = seen.get(id(resource))
-        if in_resource is None:
-            in_resource = seen[id(resource)] = not wanted.isdisjoint(resource)
-        if in_resource or not wanted.isdisjoint(span.attributes):
-            holders.append(span)
-    return holders
-
-
-def _first_attr(
-    holders: Sequence[SpanRecord],
-    keys: Sequence[str],
-    provenance: dict[str, str],
-    field_name: str,
-) -> str | None:
-    """The first non-empty value of ``keys`` (in key order, then span order)."""
-    for key in keys:
-        for span in holders:
-            value = span.attributes.get(key)
-            if value is None:
-                value = span.resource.get(key)
-            if value not in (None, ""):
-                provenance[field_name] = key
-                return str(value)
-    return None
-
-
-def _tags(run: AgentRun) -> dict[str, str]:
-    """``tracescore.*`` attributes of the run's root and agent spans and their resources.
-
-    Tags are set by the application on its agent span, on the resource, or as baggage
-    copied onto every span; the root and agent spans see all three, so the (many) other
-    spans need not be scanned.
-    """
-    tags: dict[str, str] = {}
-    seen: set[int] = set()
-    for span in (run.root, *(v.span for v in run.agent_views)):
-        sources = (
-            (span.attributes,) if id(span.resource) in seen else (span.attributes, span.resource)
-        )
-        seen.add(id(span.resource))
-        for source in sources:
-            for key in [k for k in source if k.startswith(_TAG_PREFIX)]:
-                value = source[key]
-                if value is not None:
-                    tags.setdefault(key, str(value))
-    return tags
 
 
 def _all_views(run: AgentRun) -> Iterable[SpanView]:

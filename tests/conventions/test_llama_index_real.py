@@ -60,8 +60,12 @@ def _expected(recorded: Path, scenario: str) -> list[dict[str, Any]]:
 
 
 def _view(inv: Invocation) -> dict[str, Any]:
-    """``run_view`` with each text's author and each call's agent."""
-    return {**run_view(inv, authors=True), "call_agents": [c.agent for c in inv.tool_calls]}
+    """``run_view`` with each text's author, each call's agent, whether the run failed."""
+    return {
+        **run_view(inv, authors=True),
+        "call_agents": [c.agent for c in inv.tool_calls],
+        "run_failed": inv.error is not None,
+    }
 
 
 def _agreeing(recorded: Path, scenario: str) -> list[Invocation]:
@@ -75,8 +79,9 @@ def test_rebuilt_invocations_equal_what_llama_index_reported(recorded: Path, sce
     mode = (recorded / "mode").read_text()
     for inv in _agreeing(recorded, scenario):
         assert inv.status == "ok", inv.reason
-        assert inv.usage.input_tokens == PROMPT_TOKENS * inv.inference_calls
-        assert inv.usage.output_tokens == COMPLETION_TOKENS * inv.inference_calls
+        answered = inv.inference_calls - (scenario == "model_fails" and mode == "openinference")
+        assert inv.usage.input_tokens == PROMPT_TOKENS * answered
+        assert inv.usage.output_tokens == COMPLETION_TOKENS * answered
         # A ReAct agent's calls are in its replies as it parsed them, under both.
         if mode == "openinference" or not inv.tool_calls or scenario == "react_agent":
             assert inv.warnings == ()
@@ -109,6 +114,21 @@ def test_the_handoff_lists_both_agents_and_the_calls_of_each(recorded: Path) -> 
     # OpenInference writes each model call inside its agent's turn, OpenLLMetry beside
     # the step that names the agent: under both, each call is its agent's.
     assert (handoff.agent, weather.agent) == ("triage_agent", "weather_agent")
+
+
+def test_a_failed_run_says_so(recorded: Path) -> None:
+    """OpenInference records the exception on the run's span. OpenLLMetry ends no span
+    for the failing step, and its workflow span ended before the first step: the run
+    never ended, which is what tells it failed (or was cut off)."""
+    [inv] = imported(recorded / "model_fails.jsonl")
+    assert inv.final_response is None
+    assert inv.error is not None
+    if (recorded / "mode").read_text() == "openinference":
+        assert inv.error == "ResponseError: script exhausted (status code: 500)"
+    else:
+        assert inv.error.startswith("the run did not finish")
+    [call] = inv.tool_calls
+    assert call.result == "sunny in Oslo, 21 °C"
 
 
 def test_the_session_groups_the_turns(recorded: Path) -> None:
@@ -170,7 +190,7 @@ def test_a_live_trace_waits_for_its_run_to_end(recorded: Path, scenario: str) ->
     spans = _export_order(recorded / f"{scenario}.jsonl")
     totals = Counter(s.trace_id for s in spans)
     now = [0.0]
-    live = LiveAssembler(idle_s=2.0, orphan_ttl_s=3600.0, clock=lambda: now[0])
+    live = LiveAssembler(idle_s=2.0, orphan_ttl_s=600.0, clock=lambda: now[0])
     released: list[LiveTrace] = []
     over: set[str] = set()
     for span in spans:
@@ -183,12 +203,19 @@ def test_a_live_trace_waits_for_its_run_to_end(recorded: Path, scenario: str) ->
             assert {t.trace_id for t in released} <= over
     now[0] += 60.0
     released += live.due()
+    # A run that never ended (it failed, under OpenLLMetry) waits for the orphan window.
+    assert live.in_flight == len(totals.keys() - over)
+    now[0] += 3600.0
+    released += live.due()
     assert {t.trace_id: (t.kind, len(t.spans)) for t in released} == {
-        trace_id: ("complete", total) for trace_id, total in totals.items()
+        trace_id: ("complete" if trace_id in over else "incomplete", total)
+        for trace_id, total in totals.items()
     }
     assert not live.dropped
-    # Scored as the file import reads the same spans.
-    rebuilt = [i for t in released for i in build_invocations(t.spans, complete=True)]
+    # Rebuilt as the file import reads the same spans.
+    rebuilt = [
+        i for t in released for i in build_invocations(t.spans, complete=t.kind == "complete")
+    ]
     assert [_view(i) for i in rebuilt] == [
         _view(i) for i in imported(recorded / f"{scenario}.jsonl")
     ]
