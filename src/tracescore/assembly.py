@@ -4,9 +4,8 @@ Input arrives as export batches in which traces are spread out and interleaved (
 Collector's ``file`` exporter writes one batch per line). A trace is complete when its
 root span has arrived (or the span that marks the end of a run whose root ends first:
 :mod:`tracescore.conventions.run_end`) and nothing new for it arrived during an *idle
-window*; a trace
-whose root never comes is flushed after a longer window (its root may be remote: an
-agent called from another service). Windows are counted in records, not seconds, so
+window*; a trace whose root never comes is flushed after a longer window (its root may
+be remote: an agent called from another service). Windows are counted in records, not seconds, so
 reading a file is deterministic and independent of the host clock.
 
 The rules depend only on record positions, never on where counting started, so that a

@@ -105,8 +105,8 @@ class ReadReply:
         """``reply`` as the agent read it.
 
         A call is added to the reply (its text stays: it is what the model said beside
-        the call); an answer replaces the reply's text parts. A reply that already holds tool
-        calls of its own is kept as it is: the model's structured calls win.
+        the call); an answer replaces the reply's text parts. A reply that already holds
+        tool calls of its own is kept as it is: the model's structured calls win.
         """
         if reply.tool_calls():
             return reply
