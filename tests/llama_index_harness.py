@@ -30,6 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.agent.workflow import (
     AgentOutput,
     AgentWorkflow,
@@ -37,6 +38,7 @@ from llama_index.core.agent.workflow import (
     ReActAgent,
     ToolCallResult,
 )
+from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.workflow import Context
 from llama_index.llms.ollama import Ollama
 
@@ -199,6 +201,19 @@ def model_fails() -> list[dict[str, Any]]:
     return _run(script, _weather_agent, "Weather in Oslo?")
 
 
+def query_engine() -> list[dict[str, Any]]:
+    """No agent: a query engine over an index (a mock embedding model) answers a question.
+
+    Its top span is no agent run, and ends last, as roots do.
+    """
+    documents = [Document(text="Lima weather: sunny, 21 C."), Document(text="Oslo: rain.")]
+    with FakeOllama([("Lima is sunny today.", ())]) as fake:
+        index = VectorStoreIndex.from_documents(documents, embed_model=MockEmbedding(embed_dim=8))
+        engine = index.as_query_engine(llm=_llm(fake))
+        question = "What is the weather in Lima?"
+        return [{"user": question, "final": str(engine.query(question))}]
+
+
 def handoff() -> list[dict[str, Any]]:
     """An ``AgentWorkflow``: the triage agent hands off to the weather agent."""
     script: list[Reply] = [
@@ -239,6 +254,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         react_agent,
         handoff,
         model_fails,
+        query_engine,
     )
 }
 

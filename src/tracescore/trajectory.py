@@ -151,7 +151,7 @@ def _build(
         if stated is not None:
             final = stated.value
             provenance["final_response"] = stated.source
-    error = _run_error(run, failed if not responses else [])
+    error = _run_error(run, failed if not responses else [], answered=bool(responses))
     if final is None and error is None and responses and responses[-1].message.tool_calls():
         warnings.append(_ENDED_ON_CALLS)
     intermediate = tuple(
@@ -261,19 +261,21 @@ def _joined_calls(
     return more, calls, unseen
 
 
-def _run_error(run: AgentRun, failed: Sequence[LlmStep]) -> str | None:
+def _run_error(run: AgentRun, failed: Sequence[LlmStep], *, answered: bool) -> str | None:
     """The run's error: its root span's, else the failed model call's.
 
     The failed call's is taken too when the root says only that it failed: it names why.
     ``failed`` holds the model calls that failed while the run had no answer. A run
     whose root span ends first and that none of its spans says ended did not finish
-    (:mod:`tracescore.conventions.run_end`): its failing step left no span.
+    (:mod:`tracescore.conventions.run_end`): its failing step left no span. Said only
+    when some model output was read (``answered``): without content capture, the span
+    that says a run ended carries nothing to say it with.
     """
     root = run.root
     error = span_error(root)
     if failed and error in (None, UNNAMED_ERROR):
         return span_error(failed[-1].view.span) or error
-    if error is None and root.scope in run_end.SCOPES and not _run_ended(run):
+    if error is None and answered and root.scope in run_end.SCOPES and not _run_ended(run):
         return _UNFINISHED
     return error
 

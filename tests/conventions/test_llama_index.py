@@ -128,11 +128,13 @@ def test_the_rules_stay_in_llama_index_spans() -> None:
     assert [classify(s) for s in (prepare, step, parse, task)] == ["llm", "chain", "chain", "chain"]
 
 
-def test_openllmetry_llama_index_parse_step() -> None:
+def test_openllmetry_llama_index_steps() -> None:
     trace = TraceBuilder(scope=llama_index.OL_SCOPE)
     parse = trace.span("ReActOutputParser.task", {"traceloop.span.kind": "task"})
-    other = trace.span("ReActOutputParser.workflow", {"traceloop.span.kind": "workflow"})
-    assert (classify(parse), classify(other)) == ("parse", "workflow")
+    agent = trace.span("ReActAgent.workflow", {"traceloop.span.kind": "workflow"})
+    # A query engine's (an index's...) top span is no agent run.
+    engine = trace.span("RetrieverQueryEngine.workflow", {"traceloop.span.kind": "workflow"})
+    assert [classify(s) for s in (parse, agent, engine)] == ["parse", "workflow", "chain"]
 
 
 ACTION: JsonValue = {"thought": "I need it.", "action": "get_weather", "action_input": {"c": 1}}

@@ -26,6 +26,7 @@ from fake_ollama import COMPLETION_TOKENS, PROMPT_TOKENS
 from tracescore.assembly import TraceAssembler
 from tracescore.conventions import llama_index
 from tracescore.formats.files import read_file
+from tracescore.importer import ImportStats, import_paths
 from tracescore.live.assembly import LiveAssembler, LiveTrace
 from tracescore.model import Invocation, group_conversations
 from tracescore.spans import SpanRecord
@@ -74,7 +75,11 @@ def _agreeing(recorded: Path, scenario: str) -> list[Invocation]:
     return ours
 
 
-@pytest.mark.parametrize("scenario", llama_index_harness.SCENARIOS)
+#: The scenarios of agent runs (``query_engine`` has no agent).
+AGENT_SCENARIOS = [s for s in llama_index_harness.SCENARIOS if s != "query_engine"]
+
+
+@pytest.mark.parametrize("scenario", AGENT_SCENARIOS)
 def test_rebuilt_invocations_equal_what_llama_index_reported(recorded: Path, scenario: str) -> None:
     mode = (recorded / "mode").read_text()
     for inv in _agreeing(recorded, scenario):
@@ -131,6 +136,21 @@ def test_a_failed_run_says_so(recorded: Path) -> None:
     assert call.result == "sunny in Oslo, 21 °C"
 
 
+def test_a_query_engine_is_no_agent_run(recorded: Path) -> None:
+    """Building the index and embedding the question are traces without a model call:
+    no invocation (OpenLLMetry marks their top spans ``workflow`` too, as an agent's).
+    The query is a run of its model call, whose input is the question in its prompt
+    template, as the instrumentation wrote it."""
+    stats = ImportStats()
+    [inv] = import_paths([recorded / "query_engine.jsonl"], stats)
+    [expected] = json.loads((recorded / "expected.json").read_text())["query_engine"]
+    assert stats.traces_without_agent > 0
+    assert (inv.agents, inv.tool_calls) == ((), ())
+    assert inv.final_response == expected["final"] == "Lima is sunny today."
+    assert inv.user_content is not None and expected["user"] in inv.user_content
+    assert (inv.status, inv.error) == ("ok", None)
+
+
 def test_the_session_groups_the_turns(recorded: Path) -> None:
     """OpenInference's ``using_session`` names the session; OpenLLMetry's instrumentation
     has no such switch of its own, so there each turn is a conversation of its own."""
@@ -172,12 +192,16 @@ def _export_order(path: Path) -> list[SpanRecord]:
 def _ran_to_the_end(span: SpanRecord) -> bool:
     """The span that carries the run's result: what a run still running cannot have sent.
 
-    OpenInference's root span ends last; OpenLLMetry's ends first (``run()`` hands back
-    a handler), and the run ends with the step returning the ``StopEvent``.
+    OpenInference's root span ends last; OpenLLMetry's for an agent ends first (``run()``
+    hands back a handler), and the run ends with the step returning the ``StopEvent``.
     """
     output = span.attributes.get("traceloop.entity.output")
-    if span.scope == llama_index.OL_SCOPE:
-        return isinstance(output, str) and output.startswith('{"result"')
+    if span.scope == llama_index.OL_SCOPE and span.name.endswith(
+        ("Agent.workflow", "AgentWorkflow.workflow")
+    ):
+        return False
+    if span.scope == llama_index.OL_SCOPE and isinstance(output, str):
+        return output.startswith('{"result"') or span.parent_span_id is None
     return span.parent_span_id is None
 
 

@@ -89,14 +89,16 @@ def method(span: SpanRecord) -> str:
     return span.name.rpartition(".")[2]
 
 
-def is_agent_run(span: SpanRecord) -> bool:
-    """True for the ``run`` of an agent or an ``AgentWorkflow`` (OpenInference's span).
+def is_agent_run(span: SpanRecord, traced_method: str = RUN) -> bool:
+    """True for the run of an agent or an ``AgentWorkflow``.
 
-    The run of a workflow of the user's own (a retrieval pipeline, say) is not one: its
-    model calls, if any, form a run as elsewhere, rooted at the trace's root.
+    ``traced_method`` is the run's method as the instrumentation names it: ``run``
+    under OpenInference, ``workflow`` under OpenLLMetry. The run of a workflow of the
+    user's own (a retrieval pipeline, say) is not one: its model calls, if any, form a
+    run as elsewhere, rooted at the trace's root.
     """
     owner, _, name = span.name.rpartition(".")
-    return name == RUN and (owner.endswith("Agent") or owner in AGENT_WORKFLOWS)
+    return name == traced_method and (owner.endswith("Agent") or owner in AGENT_WORKFLOWS)
 
 
 def is_reply_parser(span: SpanRecord, traced_method: str) -> bool:

@@ -56,8 +56,10 @@ ENTITY_OUTPUT: Final = "traceloop.entity.output"
 REQUEST_TYPE: Final = "llm.request.type"
 _TOOL_NAME: Final = "tool.name"
 _TOOL_ARGUMENTS: Final = "tool.arguments"
-#: The method part of a LlamaIndex span's name (``ReActOutputParser.task``).
+#: The method part of a LlamaIndex span's name (``ReActOutputParser.task``), and of
+#: its top span's (``FunctionAgent.workflow``).
 _TASK: Final = "task"
+_WORKFLOW: Final = "workflow"
 _PROMPT: Final = "gen_ai.prompt."
 _COMPLETION: Final = "gen_ai.completion."
 
@@ -250,8 +252,13 @@ class Traceloop(ConventionReader):
         attrs = span.attributes
         kind = attrs.get(SPAN_KIND)
         if isinstance(kind, str):
-            if kind == "task" and span.scope == llama_index.OL_SCOPE:
-                return _llama_index_task(span)
+            if span.scope == llama_index.OL_SCOPE:
+                if kind == "task":
+                    return _llama_index_task(span)
+                if kind == _WORKFLOW and not llama_index.is_agent_run(span, _WORKFLOW):
+                    # An index's, an embedding model's or a query engine's top span: not
+                    # an agent run (its model calls, if any, still form one).
+                    return "chain"
             return KINDS.get(kind, "other")
         req = attrs.get(REQUEST_TYPE)
         if isinstance(req, str):
