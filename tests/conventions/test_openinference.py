@@ -211,23 +211,6 @@ def test_responses_api_output_items_are_one_reply_and_choices_are_not() -> None:
     assert len(choices.value) == 2  # two choices stay two: the reply is choice 0
 
 
-def test_plain_content_is_kept_beside_contents_without_text() -> None:
-    t = TraceBuilder()
-    prefix = "llm.input_messages.0.message."
-    attrs = {
-        "openinference.span.kind": "LLM",
-        f"{prefix}role": "user",
-        f"{prefix}content": "What is in this picture?",
-        f"{prefix}contents.0.message_content.type": "image",
-        f"{prefix}contents.0.message_content.image.image.url": "https://example.invalid/a.png",
-    }
-    found = OpenInference().llm_input(SpanView(t.span("llm", attrs)))
-    assert found is not None
-    [message] = found.value
-    assert message.text() == "What is in this picture?"
-    assert [type(p).__name__ for p in message.parts] == ["TextPart", "OtherPart"]
-
-
 def test_openai_agents_handoff_span_is_not_a_tool_execution() -> None:
     t = TraceBuilder()
     reader = OpenInference()

@@ -135,7 +135,7 @@ def test_token_count_on_event_with_odd_digits() -> None:
 
 
 def test_openinference_index_with_odd_digits() -> None:
-    """``openinference._index`` raised ValueError for ``llm.input_messages.².message.role``."""
+    """``openinference_flat._index`` raised ValueError for ``llm.input_messages.².message.role``."""
     view = _view(
         **{
             "openinference.span.kind": "LLM",

@@ -1,16 +1,9 @@
 """OpenInference (Arize Phoenix) span attributes.
 
 OpenInference marks every span with ``openinference.span.kind`` and flattens messages
-into indexed keys (REFERENCE §5.3)::
-
-    llm.input_messages.N.message.{role,content,name,tool_call_id}
-    llm.input_messages.N.message.contents.K.message_content.{type,text}
-    llm.output_messages.N.message.tool_calls.K.tool_call.{id,function.name,function.arguments}
-    llm.tools.N.tool.json_schema
-
-Flattened keys are folded back into messages in one pass over the attributes, only when
-a question needs them, and the result is cached on the view. ``"__REDACTED__"`` (what
-``OPENINFERENCE_HIDE_*`` writes) counts as not captured.
+into indexed keys (``llm.input_messages.N.message.*``, REFERENCE §5.3), folded back into
+messages by :mod:`tracescore.conventions.openinference_flat` only when a question needs
+them.
 
 ``llm.system`` is the model *vendor* in OpenInference (``"openai"``), not instructions:
 system instructions are the text of the system-role input messages. Where a span has
@@ -21,9 +14,10 @@ no flattened messages, its generic ``input.value`` / ``output.value`` pair is re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, Literal, cast
+from typing import Final, Literal
 
 from tracescore.conventions import llama_index
+from tracescore.conventions import openinference_flat as flat
 from tracescore.conventions.adk import ADK_SCOPE
 from tracescore.conventions.base import (
     ConventionReader,
@@ -33,7 +27,6 @@ from tracescore.conventions.base import (
     StepKind,
     ToolIO,
     Usage,
-    digits,
     parse_content,
 )
 from tracescore.conventions.genai import OPERATION_KINDS, int_attr
@@ -46,11 +39,6 @@ from tracescore.conventions.generic_io import (
 from tracescore.conventions.messages import (
     JsonValue,
     Message,
-    OtherPart,
-    Part,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
     decoded_json,
     is_not_captured,
     one_reply,
@@ -65,11 +53,7 @@ SPAN_KIND: Final = "openinference.span.kind"
 METADATA: Final = "metadata"
 _SMOLAGENTS_SCOPE: Final = "openinference.instrumentation.smolagents"
 _SMOLAGENTS_RUN: Final = ".run"
-_IN: Final = "llm.input_messages."
-_OUT: Final = "llm.output_messages."
-_TOOLS: Final = "llm.tools."
 _HANDOFF: Final = "handoff to "
-_NO_ARGUMENTS: Final = "{}"
 #: The method of a LlamaIndex output parser's span (``ReActOutputParser.parse``).
 _PARSE: Final = "parse"
 
@@ -87,48 +71,7 @@ CAPTURE_HINT: Final = (
     "OPENINFERENCE_HIDE_OUTPUT_TEXT (or pass TraceConfig() with the defaults) in the agent"
 )
 
-#: A flattened message: sub-key (after ``message.``) → value.
-_Flat = dict[str, AttrValue]
-#: Parsed flattened attributes: input messages, output messages, tool schemas (by index).
-_Parsed = tuple[dict[int, _Flat], dict[int, _Flat], dict[int, AttrValue]]
-
 _SCHEMA_KEYS: Final = frozenset({"$schema", "properties", "parameters", "json_schema"})
-
-
-def _index(rest: str) -> tuple[int, str] | None:
-    head, _, tail = rest.partition(".")
-    index = digits(head)
-    return None if index is None else (index, tail)
-
-
-def _parse_flat(view: SpanView) -> _Parsed:
-    """Fold ``llm.input_messages.*`` / ``llm.output_messages.*`` / ``llm.tools.*`` (cached)."""
-    cached = view.cache.get("openinference")
-    if cached is not None:
-        return cast(_Parsed, cached)
-    inputs: dict[int, _Flat] = {}
-    outputs: dict[int, _Flat] = {}
-    tools: dict[int, AttrValue] = {}
-    for key, value in view.span.attributes.items():
-        if not key.startswith("llm."):
-            continue
-        if key.startswith(_IN):
-            target, rest = inputs, key[len(_IN) :]
-        elif key.startswith(_OUT):
-            target, rest = outputs, key[len(_OUT) :]
-        elif key.startswith(_TOOLS):
-            hit = _index(key[len(_TOOLS) :])
-            if hit is not None and hit[1] == "tool.json_schema":
-                tools[hit[0]] = value
-            continue
-        else:
-            continue
-        hit = _index(rest)
-        if hit is not None and hit[1].startswith("message."):
-            target.setdefault(hit[0], {})[hit[1][len("message.") :]] = value
-    parsed = (inputs, outputs, tools)
-    view.cache["openinference"] = parsed
-    return parsed
 
 
 def _langgraph_role(metadata: AttrValue | None) -> Literal["graph", "node"] | None:
@@ -158,81 +101,6 @@ def _responses_api(span: SpanRecord) -> bool:
         return False
     doc = decoded_json(value)
     return isinstance(doc, dict) and doc.get("object") == "response"
-
-
-def _opt_str(value: object) -> str | None:
-    return None if value is None or value == "" else str(value)
-
-
-def _message(flat: _Flat, default_role: str) -> Message | None:
-    """One message from its flattened sub-keys; None when nothing was captured."""
-    role = str(flat.get("role") or default_role).lower()
-    name = _opt_str(flat.get("name"))
-    contents: dict[int, dict[str, AttrValue]] = {}
-    calls: dict[int, dict[str, AttrValue]] = {}
-    for key, value in flat.items():
-        if key.startswith("contents."):
-            hit = _index(key[len("contents.") :])
-            if hit is not None:
-                sub = hit[1].removeprefix("message_content.")
-                contents.setdefault(hit[0], {})[sub] = value
-        elif key.startswith("tool_calls."):
-            hit = _index(key[len("tool_calls.") :])
-            if hit is not None:
-                calls.setdefault(hit[0], {})[hit[1].removeprefix("tool_call.")] = value
-    items: list[Part] = []
-    for k in sorted(contents):
-        item = contents[k]
-        text = item.get("text")
-        if item.get("type", "text") == "text":
-            if not is_not_captured(text):
-                items.append(TextPart(text=str(text)))
-        else:
-            items.append(OtherPart(type=str(item.get("type")), data=cast(JsonValue, item)))
-    parts: list[Part] = []
-    content = flat.get("content")
-    if not is_not_captured(content):
-        if role == "tool":
-            parts.append(
-                ToolResultPart(
-                    name=name,
-                    response=parse_arguments(content),
-                    id=_opt_str(flat.get("tool_call_id")),
-                )
-            )
-        elif not any(isinstance(p, TextPart) for p in items):
-            # ``content`` and ``contents`` spell one content; an instrumentation may write
-            # both (OpenAI Agents, for Responses API output): the text is then taken once.
-            parts.append(TextPart(text=str(content)))
-    parts.extend(items)
-    for k in sorted(calls):
-        call = calls[k]
-        # Instrumentations leave out empty arguments (OpenAI Agents skips "{}"): a call
-        # named without arguments was made with none, as the model's own "{}" says.
-        arguments = call.get("function.arguments", _NO_ARGUMENTS)
-        parts.append(
-            ToolCallPart(
-                name=str(call.get("function.name") or ""),
-                args=parse_arguments(arguments),
-                id=_opt_str(call.get("id")),
-            )
-        )
-    fn_name = flat.get("function_call_name")
-    if isinstance(fn_name, str) and fn_name:
-        args = parse_arguments(flat.get("function_call_arguments_json"))
-        parts.append(ToolCallPart(name=fn_name, args=args))
-    if not parts:
-        return None
-    return Message(role=role, parts=tuple(parts), name=name)
-
-
-def _messages(flats: dict[int, _Flat], default_role: str) -> list[Message]:
-    out = []
-    for index in sorted(flats):
-        msg = _message(flats[index], default_role)
-        if msg is not None:
-            out.append(msg)
-    return out
 
 
 def _looks_like_schema(value: JsonValue) -> bool:
@@ -401,7 +269,7 @@ class OpenInference(ConventionReader):
         """``llm.input_messages.*`` (None when absent or every message is redacted)."""
         if not self._applies(view):
             return None
-        msgs = _messages(_parse_flat(view)[0], "user")
+        msgs = flat.messages(flat.parse_flat(view)[0], "user")
         return Found(msgs, "llm.input_messages") if msgs else None
 
     def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
@@ -417,7 +285,7 @@ class OpenInference(ConventionReader):
             whole = _adk_response(view)
             if whole is not None:
                 return whole
-        msgs = _messages(_parse_flat(view)[1], "assistant")
+        msgs = flat.messages(flat.parse_flat(view)[1], "assistant")
         if len(msgs) > 1 and _responses_api(view.span):
             msgs = one_reply(msgs)
         return Found(msgs, "llm.output_messages") if msgs else None
@@ -434,7 +302,7 @@ class OpenInference(ConventionReader):
         """``llm.tools.N.tool.json_schema`` as a list of parsed schemas."""
         if not self._applies(view):
             return None
-        schemas = _parse_flat(view)[2]
+        schemas = flat.parse_flat(view)[2]
         out: list[JsonValue] = []
         for index in sorted(schemas):
             found = parse_content(view, schemas[index], f"llm.tools.{index}.tool.json_schema")
@@ -463,7 +331,7 @@ class OpenInference(ConventionReader):
         if attrs.get(SPAN_KIND) != "TOOL" and not isinstance(name, str):
             return None
         tool = name if isinstance(name, str) and name else None
-        call_id = _opt_str(
+        call_id = flat.opt_str(
             attrs.get("tool.id") or attrs.get("tool_call.id") or attrs.get("tool.call_id")
         )
         args = parse_content(view, attrs.get(INPUT_VALUE), INPUT_VALUE)
