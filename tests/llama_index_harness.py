@@ -38,6 +38,7 @@ from llama_index.core.agent.workflow import (
     ReActAgent,
     ToolCallResult,
 )
+from llama_index.core.chat_engine.types import ChatMode
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.workflow import Context
 from llama_index.llms.ollama import Ollama
@@ -201,17 +202,41 @@ def model_fails() -> list[dict[str, Any]]:
     return _run(script, _weather_agent, "Weather in Oslo?")
 
 
+def _index() -> VectorStoreIndex:
+    documents = [Document(text="Lima weather: sunny, 21 C."), Document(text="Oslo: rain.")]
+    return VectorStoreIndex.from_documents(documents, embed_model=MockEmbedding(embed_dim=8))
+
+
 def query_engine() -> list[dict[str, Any]]:
     """No agent: a query engine over an index (a mock embedding model) answers a question.
 
-    Its top span is no agent run, and ends last, as roots do.
+    Its top span is no agent run, and ends last, as roots do. The model sees the question
+    in LlamaIndex's prompt template, after the retrieved text.
     """
-    documents = [Document(text="Lima weather: sunny, 21 C."), Document(text="Oslo: rain.")]
     with FakeOllama([("Lima is sunny today.", ())]) as fake:
-        index = VectorStoreIndex.from_documents(documents, embed_model=MockEmbedding(embed_dim=8))
-        engine = index.as_query_engine(llm=_llm(fake))
+        engine = _index().as_query_engine(llm=_llm(fake))
         question = "What is the weather in Lima?"
         return [{"user": question, "final": str(engine.query(question))}]
+
+
+def chat_engine() -> list[dict[str, Any]]:
+    """No agent: a chat engine over the index, two turns.
+
+    The second turn makes two model calls: the engine first has the model rewrite the
+    message as a question that stands alone (in a template holding the chat so far), then
+    asks it that question beside the retrieved text.
+    """
+    script: list[Reply] = [
+        ("Lima is sunny today.", ()),
+        ("What is the weather in Oslo?", ()),  # the rewritten question
+        ("Oslo has rain.", ()),
+    ]
+    with FakeOllama(script) as fake:
+        engine = _index().as_chat_engine(chat_mode=ChatMode.CONDENSE_PLUS_CONTEXT, llm=_llm(fake))
+        runs = []
+        for message in ("What is the weather in Lima?", "And Oslo?"):
+            runs.append({"user": message, "final": str(engine.chat(message))})
+        return runs
 
 
 def handoff() -> list[dict[str, Any]]:
@@ -255,6 +280,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         handoff,
         model_fails,
         query_engine,
+        chat_engine,
     )
 }
 

@@ -349,13 +349,14 @@ def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, st
     A run whose agent span states the task it was given (smolagents: the model sees it
     after "New task:") takes it from there, and so does a multi-agent run whose root
     span records it (Strands' swarm and graph): its first agent may see it rewritten
-    (Strands' swarm wraps it in a "Context:" block).
+    (Strands' swarm wraps it in a "Context:" block). A run without agent spans takes
+    the question a span that asked its first model call states (a LlamaIndex query
+    engine's: the model sees it in a prompt template, after the retrieved context).
     """
-    if run.agent_views:
-        stated = first_found(run.agent_views[:1], lambda r, v: r.task(v))
-        if stated is not None:
-            provenance["user_content"] = stated.source
-            return stated.value
+    stated = _stated_task(run, llm_steps)
+    if stated is not None:
+        provenance["user_content"] = stated.source
+        return stated.value
     if run.agent_views and classify(run.root) == "workflow":
         for found in all_found(run.agent_views[:1], lambda r, v: r.llm_input(v)):
             text = last_user_text(found.value)
@@ -373,6 +374,26 @@ def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, st
             if text is not None:
                 provenance["user_content"] = found.source
                 return text
+    return None
+
+
+def _stated_task(run: AgentRun, llm_steps: list[LlmStep]) -> Found[str] | None:
+    """The task the run's first agent span states, if it has agent spans.
+
+    Without one: the question the outermost span before the first model call states
+    (in tree order, that is the call's ancestors and the steps before it).
+    """
+    if run.agent_views:
+        return first_found(run.agent_views[:1], lambda r, v: r.task(v))
+    if not llm_steps:
+        return None
+    first_call = llm_steps[0].view.span
+    for span in run.spans:
+        if span is first_call:
+            break
+        stated = first_found((SpanView(span),), lambda r, v: r.task(v))
+        if stated is not None:
+            return stated
     return None
 
 

@@ -10,7 +10,7 @@ from tracescore.conventions import llama_index
 from tracescore.conventions.base import ReadReply
 from tracescore.conventions.messages import JsonValue, Message, OtherPart, TextPart, ToolCallPart
 from tracescore.conventions.registry import classify
-from tracescore.spans import SpanRecord
+from tracescore.spans import AttrValue, SpanRecord
 from tracescore.trace_tree import split_runs
 from tracescore.trajectory import build_invocations
 
@@ -295,3 +295,150 @@ def test_a_turn_names_the_steps_after_it_beside_it() -> None:
         ("handoff", "triage"),
         ("get_weather", "weather"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "question"),
+    [
+        ("What is the weather in Lima?", "What is the weather in Lima?"),
+        ({"str_or_query_bundle": "Lima?"}, "Lima?"),
+        ({"str_or_query_bundle": {"query_str": "Lima?", "embedding": None}}, "Lima?"),
+        ({"query_bundle": {"query_str": "Lima?", "image_path": None}}, "Lima?"),
+        ({"message": "And Oslo?", "chat_history": []}, "And Oslo?"),
+        # Blank, not a text, nested deeper than a QueryBundle, or none of the arguments:
+        ({"message": "  "}, None),
+        ({"message": 3}, None),
+        ({"message": {"message": {"message": "x"}}}, None),
+        ({"text": "Lima?"}, None),
+        (["Lima?"], None),
+        (None, None),
+    ],
+)
+def test_engine_question(value: JsonValue, question: str | None) -> None:
+    assert llama_index.engine_question(value) == question
+
+
+@pytest.mark.parametrize(
+    ("name", "methods", "engine"),
+    [
+        ("RetrieverQueryEngine.query", llama_index.ENGINE_CALLS, True),
+        ("CondensePlusContextChatEngine.achat", llama_index.ENGINE_CALLS, True),
+        ("RetrieverQueryEngine._query", llama_index.ENGINE_CALLS, False),  # inside the call
+        ("VectorIndexRetriever.retrieve", llama_index.ENGINE_CALLS, False),
+        ("RetrieverQueryEngine.workflow", {"workflow"}, True),
+        ("RetrieverQueryEngine.task", {"workflow"}, False),
+        ("FunctionAgent.workflow", {"workflow"}, False),
+    ],
+)
+def test_is_engine_call(name: str, methods: frozenset[str], engine: bool) -> None:
+    span = TraceBuilder().span(name)
+    assert llama_index.is_engine_call(span, methods) is engine
+
+
+TEMPLATE = "Context information is below.\nLima: sunny.\nQuery: What is the weather in Lima?"
+
+
+def _engine_run(scope: str, engine: str, question: dict[str, AttrValue]) -> list[SpanRecord]:
+    """A query engine asked under an HTTP server span: the engine's call, a retrieval, the
+    model call (the question in its template), then a second engine call after it: its
+    question is no answer for the first call, which comes before it."""
+    trace = TraceBuilder()
+    http = trace.span("POST /ask", {"http.request.method": "POST"})
+    call = trace.span(engine, question, parent=http, scope=scope)
+    trace.span(
+        "VectorIndexRetriever.retrieve",
+        {"openinference.span.kind": "RETRIEVER", "input.value": "not the question"},
+        parent=call,
+        scope=scope,
+    )
+    trace.span(
+        "Ollama.chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": to_json(
+                [{"role": "user", "parts": [{"type": "text", "content": TEMPLATE}]}]
+            ),
+            "gen_ai.output.messages": to_json(
+                [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]
+            ),
+        },
+        parent=call,
+        scope=scope,
+    )
+    trace.span(engine, {**question, "input.value": "a later question"}, parent=http, scope=scope)
+    return trace.spans
+
+
+@pytest.mark.parametrize(
+    ("scope", "engine", "question"),
+    [
+        (
+            llama_index.OI_SCOPE,
+            "RetrieverQueryEngine.query",
+            {"openinference.span.kind": "CHAIN", "input.value": "What is the weather in Lima?"},
+        ),
+        (
+            llama_index.OI_SCOPE,
+            "ContextChatEngine.chat",
+            {
+                "openinference.span.kind": "CHAIN",
+                "input.value": '{"message": "What is the weather in Lima?"}',
+                "input.mime_type": "application/json",
+            },
+        ),
+        (
+            llama_index.OL_SCOPE,
+            "RetrieverQueryEngine.workflow",
+            {
+                "traceloop.span.kind": "workflow",
+                "traceloop.entity.input": '{"str_or_query_bundle": "What is the weather in Lima?"}',
+            },
+        ),
+    ],
+)
+def test_a_run_without_agents_is_asked_what_its_engine_was(
+    scope: str, engine: str, question: dict[str, AttrValue]
+) -> None:
+    [inv] = build_invocations(_engine_run(scope, engine, question))
+    assert inv.user_content == "What is the weather in Lima?"
+    assert inv.provenance["user_content"] in ("input.value", "traceloop.entity.input")
+    assert inv.final_response == "Sunny."
+
+
+@pytest.mark.parametrize(
+    ("scope", "question"),
+    [
+        # Hidden by OPENINFERENCE_HIDE_INPUTS:
+        (llama_index.OI_SCOPE, {"openinference.span.kind": "CHAIN", "input.value": "__REDACTED__"}),
+        # Arguments that hold no question:
+        (
+            llama_index.OI_SCOPE,
+            {
+                "openinference.span.kind": "CHAIN",
+                "input.value": '{"unrelated": 1}',
+                "input.mime_type": "application/json",
+            },
+        ),
+        # A span of that name from another instrumentation:
+        (
+            "openinference.instrumentation.langchain",
+            {"openinference.span.kind": "CHAIN", "input.value": "What is the weather in Lima?"},
+        ),
+    ],
+)
+def test_without_the_question_the_model_input_is_the_user_text(
+    scope: str, question: dict[str, AttrValue]
+) -> None:
+    [inv] = build_invocations(_engine_run(scope, "RetrieverQueryEngine.query", question))
+    assert inv.user_content == TEMPLATE
+
+
+def test_a_plain_text_question_that_looks_like_json_is_kept_as_text() -> None:
+    """OpenInference writes a text argument as is, with no mime type: JSON-looking text
+    is still the question."""
+    asked = '{"city": "Lima"}'
+    attrs: dict[str, AttrValue] = {"openinference.span.kind": "CHAIN", "input.value": asked}
+    [inv] = build_invocations(
+        _engine_run(llama_index.OI_SCOPE, "RetrieverQueryEngine.query", attrs)
+    )
+    assert inv.user_content == asked

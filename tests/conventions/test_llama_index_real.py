@@ -75,8 +75,10 @@ def _agreeing(recorded: Path, scenario: str) -> list[Invocation]:
     return ours
 
 
-#: The scenarios of agent runs (``query_engine`` has no agent).
-AGENT_SCENARIOS = [s for s in llama_index_harness.SCENARIOS if s != "query_engine"]
+#: The scenarios of agent runs (the query and chat engines have no agent).
+AGENT_SCENARIOS = [
+    s for s in llama_index_harness.SCENARIOS if s not in ("query_engine", "chat_engine")
+]
 
 
 @pytest.mark.parametrize("scenario", AGENT_SCENARIOS)
@@ -139,16 +141,29 @@ def test_a_failed_run_says_so(recorded: Path) -> None:
 def test_a_query_engine_is_no_agent_run(recorded: Path) -> None:
     """Building the index and embedding the question are traces without a model call:
     no invocation (OpenLLMetry marks their top spans ``workflow`` too, as an agent's).
-    The query is a run of its model call, whose input is the question in its prompt
-    template, as the instrumentation wrote it."""
+    The query is a run of its model call; its user text is the question the engine was
+    asked, not the prompt template the model saw it in."""
     stats = ImportStats()
     [inv] = import_paths([recorded / "query_engine.jsonl"], stats)
     [expected] = json.loads((recorded / "expected.json").read_text())["query_engine"]
     assert stats.traces_without_agent > 0
     assert (inv.agents, inv.tool_calls) == ((), ())
     assert inv.final_response == expected["final"] == "Lima is sunny today."
-    assert inv.user_content is not None and expected["user"] in inv.user_content
+    assert inv.user_content == expected["user"] == "What is the weather in Lima?"
     assert (inv.status, inv.error) == ("ok", None)
+
+
+def test_a_chat_engine_turn_is_the_message_and_the_answer(recorded: Path) -> None:
+    """The second turn's first model call rewrites the message in a template with the chat
+    so far; the user text is still the message, the answer the last call's reply."""
+    invocations = imported(recorded / "chat_engine.jsonl")
+    expected = json.loads((recorded / "expected.json").read_text())["chat_engine"]
+    assert [(i.user_content, i.final_response) for i in invocations] == [
+        (run["user"], run["final"]) for run in expected
+    ]
+    assert [run["final"] for run in expected] == ["Lima is sunny today.", "Oslo has rain."]
+    assert [i.inference_calls for i in invocations] == [1, 2]
+    assert all((i.status, i.error, i.agents) == ("ok", None, ()) for i in invocations)
 
 
 def test_the_session_groups_the_turns(recorded: Path) -> None:

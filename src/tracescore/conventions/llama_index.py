@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from typing import Final
 
 from tracescore.conventions.base import ReadReply
@@ -51,6 +52,8 @@ __all__ = [
     "OI_SCOPE",
     "OL_SCOPE",
     "agent_in_event",
+    "engine_question",
+    "is_engine_call",
     "is_agent_run",
     "is_reply_parser",
     "method",
@@ -74,6 +77,17 @@ RUN: Final = "run"
 REPLY_PARSER: Final = "OutputParser"
 #: The workflow classes whose run is an agent run (any ``...Agent``, and these).
 AGENT_WORKFLOWS: Final = frozenset({"AgentWorkflow"})
+
+#: What the classes of engines that answer a question without an agent end with:
+#: query engines (``RetrieverQueryEngine``) and chat engines (``ContextChatEngine``).
+ENGINES: Final = ("QueryEngine", "ChatEngine")
+#: The methods of theirs a user calls, as OpenInference names their spans.
+ENGINE_CALLS: Final = frozenset({"query", "aquery", "chat", "achat", "stream_chat", "astream_chat"})
+#: Where an engine's bound arguments hold the question: a query engine's text or
+#: ``QueryBundle``, a chat engine's message, then a ``QueryBundle``'s text.
+_QUESTION_KEYS: Final = ("str_or_query_bundle", "query_bundle", "message", "query_str")
+#: A ``QueryBundle`` in a query engine's arguments is two levels down; more is no question.
+_QUESTION_DEPTH: Final = 3
 
 # ``current_agent_name='x')`` closing an event's repr (either quote, escapes inside).
 _AGENT_IN_REPR: Final = re.compile(
@@ -99,6 +113,34 @@ def is_agent_run(span: SpanRecord, traced_method: str = RUN) -> bool:
     """
     owner, _, name = span.name.rpartition(".")
     return name == traced_method and (owner.endswith("Agent") or owner in AGENT_WORKFLOWS)
+
+
+def is_engine_call(span: SpanRecord, traced_methods: Collection[str]) -> bool:
+    """True for the span of a query or chat engine's call (:data:`ENGINES`).
+
+    ``traced_methods`` are the calls as the instrumentation names them
+    (:data:`ENGINE_CALLS` under OpenInference, ``workflow`` under OpenLLMetry, which names
+    only the top span so).
+    """
+    owner, _, name = span.name.rpartition(".")
+    return name in traced_methods and owner.endswith(ENGINES)
+
+
+def engine_question(value: JsonValue) -> str | None:
+    """The question an engine was asked, from its call's bound arguments or its text.
+
+    A query engine takes a text or a ``QueryBundle`` (``str_or_query_bundle``; its text
+    is ``query_str``), a chat engine a ``message``. The model sees the question inside a
+    prompt template, beside the retrieved context: this is the user's own text. None when
+    absent or blank.
+    """
+    for _ in range(_QUESTION_DEPTH):
+        if isinstance(value, str):
+            return value if value.strip() else None
+        if not isinstance(value, dict):
+            return None
+        value = next((value[k] for k in _QUESTION_KEYS if k in value), None)
+    return None
 
 
 def is_reply_parser(span: SpanRecord, traced_method: str) -> bool:

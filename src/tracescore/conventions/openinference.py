@@ -54,6 +54,8 @@ METADATA: Final = "metadata"
 _SMOLAGENTS_SCOPE: Final = "openinference.instrumentation.smolagents"
 _SMOLAGENTS_RUN: Final = ".run"
 _HANDOFF: Final = "handoff to "
+_INPUT_MIME_TYPE: Final = "input.mime_type"
+_JSON: Final = "application/json"
 #: The method of a LlamaIndex output parser's span (``ReActOutputParser.parse``).
 _PARSE: Final = "parse"
 
@@ -235,8 +237,14 @@ class OpenInference(ConventionReader):
         return None
 
     def task(self, view: SpanView) -> Found[str] | None:
-        """The ``task`` in a smolagents run span's ``input.value`` (its ``run`` arguments)."""
+        """The ``task`` in a smolagents run span's ``input.value`` (its ``run`` arguments).
+
+        On a LlamaIndex query or chat engine's call, its question (from ``input.value``:
+        the text itself, or the bound arguments when the mime type says JSON).
+        """
         span = view.span
+        if span.scope == llama_index.OI_SCOPE:
+            return _engine_question(view)
         if span.scope != _SMOLAGENTS_SCOPE or span.attributes.get(SPAN_KIND) != "AGENT":
             return None
         arguments = decoded_json(span.attributes.get(INPUT_VALUE))
@@ -386,6 +394,22 @@ def _llama_index_kind(span: SpanRecord, step: StepKind) -> StepKind:
         if llama_index.is_reply_parser(span, _PARSE):
             return "parse"
     return step
+
+
+def _engine_question(view: SpanView) -> Found[str] | None:
+    """The question of a LlamaIndex engine's call (:func:`llama_index.engine_question`)."""
+    span = view.span
+    if not llama_index.is_engine_call(span, llama_index.ENGINE_CALLS):
+        return None
+    raw = span.attributes.get(INPUT_VALUE)
+    if isinstance(raw, str) and span.attributes.get(_INPUT_MIME_TYPE) != _JSON:
+        found: Found[JsonValue] | None = None if is_not_captured(raw) else Found(raw, INPUT_VALUE)
+    else:
+        found = parse_content(view, raw, INPUT_VALUE)
+    question = None if found is None else llama_index.engine_question(found.value)
+    return (
+        None if found is None or question is None else Found(question, INPUT_VALUE, found.truncated)
+    )
 
 
 def _llama_index_agent(span: SpanRecord) -> str | None:

@@ -60,6 +60,7 @@ _TOOL_ARGUMENTS: Final = "tool.arguments"
 #: its top span's (``FunctionAgent.workflow``).
 _TASK: Final = "task"
 _WORKFLOW: Final = "workflow"
+_ENGINE: Final = frozenset({_WORKFLOW})
 _PROMPT: Final = "gen_ai.prompt."
 _COMPLETION: Final = "gen_ai.completion."
 
@@ -357,6 +358,17 @@ class Traceloop(ConventionReader):
             result=result,
             error=error,
         )
+
+    def task(self, view: SpanView) -> Found[str] | None:
+        """A LlamaIndex query or chat engine's question, from its ``traceloop.entity.input``."""
+        span = view.span
+        if span.scope != llama_index.OL_SCOPE or not llama_index.is_engine_call(span, _ENGINE):
+            return None
+        found = self._entity(view, ENTITY_INPUT)
+        question = None if found is None else llama_index.engine_question(found.value)
+        if found is None or question is None:
+            return None
+        return Found(question, found.source, found.truncated)
 
     def read_reply(self, view: SpanView) -> Found[ReadReply] | None:
         """A LlamaIndex ReAct output parser's step, from its ``traceloop.entity.output``."""
