@@ -207,6 +207,11 @@ def _index() -> VectorStoreIndex:
     return VectorStoreIndex.from_documents(documents, embed_model=MockEmbedding(embed_dim=8))
 
 
+def _sources(response: Any) -> dict[str, list[str]]:
+    """The texts of the nodes an engine's response was given, in the order it had them."""
+    return {"retrieved": [n.node.get_content() for n in response.source_nodes]}
+
+
 def query_engine() -> list[dict[str, Any]]:
     """No agent: a query engine over an index (a mock embedding model) answers a question.
 
@@ -216,7 +221,8 @@ def query_engine() -> list[dict[str, Any]]:
     with FakeOllama([("Lima is sunny today.", ())]) as fake:
         engine = _index().as_query_engine(llm=_llm(fake))
         question = "What is the weather in Lima?"
-        return [{"user": question, "final": str(engine.query(question))}]
+        response = engine.query(question)
+        return [{"user": question, "final": str(response), **_sources(response)}]
 
 
 def chat_engine() -> list[dict[str, Any]]:
@@ -235,7 +241,8 @@ def chat_engine() -> list[dict[str, Any]]:
         engine = _index().as_chat_engine(chat_mode=ChatMode.CONDENSE_PLUS_CONTEXT, llm=_llm(fake))
         runs = []
         for message in ("What is the weather in Lima?", "And Oslo?"):
-            runs.append({"user": message, "final": str(engine.chat(message))})
+            response = engine.chat(message)
+            runs.append({"user": message, "final": str(response), **_sources(response)})
         return runs
 
 

@@ -114,6 +114,9 @@ class Invocation:
         provenance: Field name → where it was read (attribute or event name).
         system_instructions: Developer instructions of the root agent, when captured.
         tool_definitions: Tool declarations offered to the model, when captured.
+        retrieved: Texts of the documents the run's retrievals found (a RAG retriever's),
+            each once, in the order found: context its model was given. Read, like
+            ``system_instructions``, only when a criterion needs the model's context.
         tags: ``tracescore.*`` attributes found on the run (e.g. golden eval ids).
         root_span_id: The span the invocation was rooted at.
         error: Why the run failed (a model call's or the root span's error), if it did.
@@ -144,6 +147,7 @@ class Invocation:
     provenance: Mapping[str, str] = field(default_factory=dict)
     system_instructions: str | None = None
     tool_definitions: JsonValue = None
+    retrieved: tuple[str, ...] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
     root_span_id: str | None = None
     error: str | None = None

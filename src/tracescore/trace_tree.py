@@ -85,6 +85,9 @@ class AgentRun:
     tool_steps: list[ToolStep] = field(default_factory=list)
     agent_views: list[SpanView] = field(default_factory=list)
     agents: list[str] = field(default_factory=list)
+    #: Retrieval spans outside tools (a retriever's own nested spans included), in tree
+    #: order: what they found is context the run's model was given.
+    retrievals: list[SpanView] = field(default_factory=list)
 
 
 #: What a span inherits from its ancestors: its run, agent, enclosing tool and model call.
@@ -165,6 +168,8 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
                     llm.nested.append(view(span))
             elif kind == "parse" and tool is None:
                 _read_by(owner.llm_steps, span, view)
+            elif kind == "retrieval" and tool is None:
+                owner.retrievals.append(view(span))
             elif kind == "tool":
                 if tool is None:
                     owner.tool_steps.append(ToolStep(view(span), agent))

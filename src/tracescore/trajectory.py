@@ -179,6 +179,8 @@ def _build(
             tools = found_tools.value
             provenance["tool_definitions"] = found_tools.source
 
+    retrieved = _retrieved(run.retrievals, provenance) if model_context else ()
+
     ids = run_ids(run, (s.view.span for s in llm_steps), provenance)
 
     for view in _all_views(run):
@@ -208,6 +210,7 @@ def _build(
         provenance=provenance,
         system_instructions=system,
         tool_definitions=tools,
+        retrieved=retrieved,
         tags=ids.tags,
         root_span_id=root.span_id,
         error=error,
@@ -420,12 +423,28 @@ def _final_index(responses: list[ModelReply]) -> int | None:
     return None
 
 
+def _retrieved(views: Sequence[SpanView], provenance: dict[str, str]) -> tuple[str, ...]:
+    """What the run's retrievals found, each text once, in the order they found it.
+
+    A retriever's spans nest (OpenLLMetry writes its ``retrieve`` and ``_retrieve`` with
+    the same nodes), and two searches may find the same document.
+    """
+    texts: dict[str, None] = {}
+    for view in views:
+        found = first_found((view,), lambda r, v: r.retrieved(v))
+        if found is not None:
+            provenance.setdefault("retrieved", found.source)
+            texts.update(dict.fromkeys(found.value))
+    return tuple(texts)
+
+
 def _all_views(run: AgentRun) -> Iterable[SpanView]:
     for step in run.llm_steps:
         yield from step.views
     for tool in run.tool_steps:
         yield tool.view
     yield from run.agent_views
+    yield from run.retrievals
 
 
 def _evaluability(

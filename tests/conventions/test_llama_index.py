@@ -134,7 +134,9 @@ def test_openllmetry_llama_index_steps() -> None:
     agent = trace.span("ReActAgent.workflow", {"traceloop.span.kind": "workflow"})
     # A query engine's (an index's...) top span is no agent run.
     engine = trace.span("RetrieverQueryEngine.workflow", {"traceloop.span.kind": "workflow"})
-    assert [classify(s) for s in (parse, agent, engine)] == ["parse", "workflow", "chain"]
+    retriever = trace.span("VectorIndexRetriever.task", {"traceloop.span.kind": "task"})
+    kinds = [classify(s) for s in (parse, agent, engine, retriever)]
+    assert kinds == ["parse", "workflow", "chain", "retrieval"]
 
 
 ACTION: JsonValue = {"thought": "I need it.", "action": "get_weather", "action_input": {"c": 1}}
@@ -442,3 +444,30 @@ def test_a_plain_text_question_that_looks_like_json_is_kept_as_text() -> None:
         _engine_run(llama_index.OI_SCOPE, "RetrieverQueryEngine.query", attrs)
     )
     assert inv.user_content == asked
+
+
+def _node(text: object) -> str:
+    return to_json({"node": {"id_": "n", "text": text, "metadata": {}}, "score": 0.5})
+
+
+@pytest.mark.parametrize(
+    ("value", "texts"),
+    [
+        ([_node("Lima: sunny."), _node("Oslo: rain.")], ["Lima: sunny.", "Oslo: rain."]),
+        ([{"node": {"text": "as an object"}, "score": 1.0}], ["as an object"]),
+        # Nodes without text (an image node), blank, cut short, not a node:
+        ([_node(None), _node("  "), _node("x")[:20], '"text"', 3], []),
+        ([], []),
+        ({"node": {"text": "x"}}, None),
+        ("Lima: sunny.", None),
+    ],
+)
+def test_node_texts(value: JsonValue, texts: list[str] | None) -> None:
+    assert llama_index.node_texts(value) == texts
+
+
+def test_is_retriever() -> None:
+    trace = TraceBuilder(scope=llama_index.OL_SCOPE)
+    assert llama_index.is_retriever(trace.span("BM25Retriever.task"), "task")
+    assert not llama_index.is_retriever(trace.span("BM25Retriever.workflow"), "task")
+    assert not llama_index.is_retriever(trace.span("RetrieverQueryEngine.task"), "task")

@@ -153,6 +153,21 @@ def test_a_query_engine_is_no_agent_run(recorded: Path) -> None:
     assert (inv.status, inv.error) == ("ok", None)
 
 
+@pytest.mark.parametrize("scenario", ["query_engine", "chat_engine"])
+def test_an_engine_run_has_the_documents_its_model_was_given(recorded: Path, scenario: str) -> None:
+    """The retriever's documents (OpenInference's RETRIEVER spans, OpenLLMetry's
+    ``…Retriever.task`` output), each once though a retriever's spans nest: what the
+    engine's response says its model was given."""
+    stats = ImportStats()
+    invocations = list(import_paths([recorded / f"{scenario}.jsonl"], stats, model_context=True))
+    expected = json.loads((recorded / "expected.json").read_text())[scenario]
+    assert [list(i.retrieved) for i in invocations] == [run["retrieved"] for run in expected]
+    assert all(run["retrieved"] for run in expected)
+    # Model context is read only when a criterion needs it (not by `tracescore import`).
+    plain = import_paths([recorded / f"{scenario}.jsonl"], stats, model_context=False)
+    assert all(i.retrieved == () for i in plain)
+
+
 def test_a_chat_engine_turn_is_the_message_and_the_answer(recorded: Path) -> None:
     """The second turn's first model call rewrites the message in a template with the chat
     so far; the user text is still the message, the answer the last call's reply."""

@@ -310,7 +310,7 @@ def test_kinds_and_agent_names() -> None:
         "AGENT": "agent",
         "TOOL": "tool",
         "CHAIN": "chain",
-        "RETRIEVER": "other",
+        "RETRIEVER": "retrieval",
         "EMBEDDING": "other",
         "GUARDRAIL": "other",
     }
@@ -588,3 +588,37 @@ def test_generic_input_output_value(input_value: str, output_value: str) -> None
         "usage": (5, 2),
         "source": ("input.value", "output.value"),
     }
+
+
+def _retrieval(
+    trace: TraceBuilder, parent: Any, *texts: str, name: str = "VectorStoreRetriever"
+) -> None:
+    attrs: dict[str, AttrValue] = {"openinference.span.kind": "RETRIEVER", "input.value": "q"}
+    for i, text in enumerate(texts):
+        attrs[f"retrieval.documents.{i}.document.content"] = text
+    trace.span(name, attrs, parent=parent)
+
+
+def test_retrieved_documents_are_the_runs_context_each_once() -> None:
+    """A LangChain RAG chain under OpenInference: RETRIEVER spans (two searches finding
+    one document twice), then the model call. A retriever a tool runs is the tool's
+    business: its result is what the model saw."""
+    t = TraceBuilder(scope="openinference.instrumentation.langchain")
+    chain = t.span("RunnableSequence", {"openinference.span.kind": "CHAIN"})
+    _retrieval(t, chain, "Paris: 21C.", "Rome: 25C.")
+    _retrieval(t, chain, "Rome: 25C.", "Oslo: rain.")
+    tool = t.span(
+        "search_docs",
+        {"openinference.span.kind": "TOOL", "tool.name": "search_docs", "output.value": "x"},
+        parent=chain,
+    )
+    _retrieval(t, tool, "inside the tool")
+    t.span("llm", llm_attrs(2, final=True), parent=chain)
+    [inv] = build_invocations(t.spans)
+    assert inv.retrieved == ("Paris: 21C.", "Rome: 25C.", "Oslo: rain.")
+    assert inv.provenance["retrieved"] == "retrieval.documents"
+    # The retrievals are no tool calls: the model called none of them.
+    assert [c.name for c in inv.tool_calls] == ["search_docs"]
+    [plain] = build_invocations(t.spans, model_context=False)
+    assert plain.retrieved == ()
+    assert classify(t.spans[1]) == "retrieval"

@@ -11,7 +11,7 @@ from conv_helpers import TraceBuilder
 from tracescore.conventions.base import SpanView
 from tracescore.conventions.messages import OtherPart, TextPart, ToolCallPart, ToolResultPart
 from tracescore.conventions.openinference import OpenInference
-from tracescore.conventions.openinference_flat import messages, opt_str, parse_flat
+from tracescore.conventions.openinference_flat import documents, messages, opt_str, parse_flat
 from tracescore.spans import AttrValue
 
 IN = "llm.input_messages."
@@ -131,3 +131,20 @@ def test_plain_content_is_kept_beside_contents_without_text() -> None:
     [message] = found.value
     assert message.text() == "What is in this picture?"
     assert [type(p).__name__ for p in message.parts] == ["TextPart", "OtherPart"]
+
+
+def test_documents_in_rank_order_without_those_not_captured() -> None:
+    docs = "retrieval.documents."
+    attrs: dict[str, AttrValue] = {
+        f"{docs}10.document.content": "tenth",
+        f"{docs}2.document.content": "second",
+        f"{docs}2.document.score": 0.9,
+        f"{docs}3.document.content": "__REDACTED__",  # OPENINFERENCE_HIDE_OUTPUTS
+        f"{docs}4.document.content": "",
+        f"{docs}5.document.id": "no content",
+        f"{docs}x.document.content": "no index",
+        f"{docs}6.document.content": 7,  # not text
+        "input.value": "the query",
+    }
+    assert documents(attrs) == ["second", "tenth"]
+    assert documents({}) == []

@@ -8,6 +8,7 @@ minimum, and failures turned into NOT_EVALUATED with the judge's reason.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any, cast
 
 import pytest
@@ -388,6 +389,71 @@ def test_llm_judge_maps_ratings_to_zero_one() -> None:
             build("llm_judge", threshold=0.7), EvalContext(actual=ACTUAL), judge_for(fake)
         )
     assert res.score == pytest.approx((1 + 0.5 + 0.75) / 3)
+
+
+# -- retrieved documents ------------------------------------------------------------------
+
+RAG = Invocation(
+    trace_id="t2",
+    invocation_id="i2",
+    user_content="What is the weather in Lima?",
+    retrieved=("Lima weather: sunny, 21 C.", "Oslo: rain."),
+    final_response="Lima is sunny today.",
+)
+RETRIEVED = (
+    "## Retrieved documents given to the agent\n1. Lima weather: sunny, 21 C.\n2. Oslo: rain.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "step", "replies", "options"),
+    [
+        (
+            "hallucinations_v1",
+            LABEL,
+            {
+                SEGMENT: [gemini_json({"sentences": ["Lima is sunny today."]})],
+                LABEL: [labels(("Lima is sunny today.", "supported"))],
+            },
+            {},
+        ),
+        ("factual_accuracy_v1", FACTS, {FACTS: [gemini_json({"claims": []})]}, {}),
+        (
+            "llm_judge",
+            QUALITY,
+            {
+                QUALITY: [
+                    gemini_json(
+                        {"rationale": "ok", "relevance": 5, "helpfulness": 5, "coherence": 5}
+                    )
+                ]
+            },
+            {},
+        ),
+        (
+            "rubric_based_final_response_quality_v1",
+            RUBRIC_FINAL,
+            {RUBRIC_FINAL: [rubric_reply(concise="yes", units="yes")]},
+            {"rubrics": RUBRICS},
+        ),
+    ],
+)
+def test_judges_see_the_documents_a_run_retrieved(
+    name: str, step: str, replies: dict[str, Sequence[FakeReply]], options: dict[str, Any]
+) -> None:
+    """A RAG pipeline's model gets the retrieved text as context (in a prompt template the
+    user text is not): the judges that weigh a response against its context see it. A
+    run that retrieved nothing has no such section."""
+    router = Router(replies)  # the last reply repeats
+    with FakeGemini(router) as fake:
+        judge = judge_for(fake)
+        for actual in (RAG, ACTUAL):
+            res = evaluate(build(name, threshold=0.5, **options), EvalContext(actual=actual), judge)
+            assert res.status == "passed"
+    prompts = router.prompts[step]  # RAG's, then ACTUAL's (as many samples each)
+    with_documents, without = prompts[0], prompts[-1]
+    assert RETRIEVED in with_documents
+    assert "Retrieved documents" not in without
 
 
 # -- simulated user ----------------------------------------------------------------------

@@ -51,9 +51,19 @@ _MAX_DIGITS = 20
 #: names the agent of the spans inside it, and counts as a visit only when another agent
 #: ran since that agent's last turn; ``parse`` the agent's reading of the model call
 #: just before it (a LlamaIndex ``ReActAgent`` parses the tool call or the answer out of
-#: the reply's text): see :class:`ReadReply`.
+#: the reply's text): see :class:`ReadReply`; ``retrieval`` a search of documents the
+#: run's model is given as context (a RAG retriever's), not a call the model made.
 StepKind = Literal[
-    "invocation", "workflow", "agent", "turn", "llm", "parse", "tool", "chain", "other"
+    "invocation",
+    "workflow",
+    "agent",
+    "turn",
+    "llm",
+    "parse",
+    "tool",
+    "retrieval",
+    "chain",
+    "other",
 ]
 
 
@@ -247,8 +257,13 @@ class ConventionReader:
         """The user's request as the agent span states it, where the model sees it rewritten.
 
         smolagents prompts the model with "New task:" and then the task; its run span
-        states the task alone.
+        states the task alone. A LlamaIndex query engine's call states the question its
+        model sees inside a prompt template (asked in a run without agent spans).
         """
+        return None
+
+    def retrieved(self, view: SpanView) -> Found[list[str]] | None:
+        """The texts of the documents a ``retrieval`` span found, in rank order."""
         return None
 
     def capture_hint(self, span: SpanRecord) -> str | None:

@@ -45,7 +45,7 @@ from collections.abc import Collection
 from typing import Final
 
 from tracescore.conventions.base import ReadReply
-from tracescore.conventions.messages import JsonValue
+from tracescore.conventions.messages import JsonValue, decoded_json
 from tracescore.spans import SpanRecord
 
 __all__ = [
@@ -56,8 +56,10 @@ __all__ = [
     "is_engine_call",
     "is_agent_run",
     "is_reply_parser",
+    "is_retriever",
     "method",
     "names_agent",
+    "node_texts",
     "reasoning_step",
     "tool_call_result",
     "tool_output",
@@ -78,6 +80,8 @@ REPLY_PARSER: Final = "OutputParser"
 #: The workflow classes whose run is an agent run (any ``...Agent``, and these).
 AGENT_WORKFLOWS: Final = frozenset({"AgentWorkflow"})
 
+#: What a retriever's class ends with (``VectorIndexRetriever``, ``BM25Retriever``...).
+RETRIEVER: Final = "Retriever"
 #: What the classes of engines that answer a question without an agent end with:
 #: query engines (``RetrieverQueryEngine``) and chat engines (``ContextChatEngine``).
 ENGINES: Final = ("QueryEngine", "ChatEngine")
@@ -124,6 +128,34 @@ def is_engine_call(span: SpanRecord, traced_methods: Collection[str]) -> bool:
     """
     owner, _, name = span.name.rpartition(".")
     return name in traced_methods and owner.endswith(ENGINES)
+
+
+def is_retriever(span: SpanRecord, traced_method: str) -> bool:
+    """True for the span of a retriever's ``traced_method`` (``task`` under OpenLLMetry).
+
+    OpenInference marks a retriever's spans RETRIEVER itself.
+    """
+    owner, _, name = span.name.rpartition(".")
+    return name == traced_method and owner.endswith(RETRIEVER)
+
+
+def node_texts(value: JsonValue) -> list[str] | None:
+    """The texts of the nodes a retriever returned, in rank order.
+
+    ``value`` is the list of ``NodeWithScore`` OpenLLMetry writes as a retriever's
+    output, each as JSON text (``{"node": {"text": ...}, "score": ...}``) or as an
+    object. None when ``value`` is no such list; nodes without text are left out.
+    """
+    if not isinstance(value, list):
+        return None
+    texts: list[str] = []
+    for item in value:
+        scored = decoded_json(item) if isinstance(item, str) else item
+        node = scored.get("node") if isinstance(scored, dict) else None
+        text = node.get("text") if isinstance(node, dict) else None
+        if isinstance(text, str) and text.strip():
+            texts.append(text)
+    return texts
 
 
 def engine_question(value: JsonValue) -> str | None:

@@ -64,6 +64,7 @@ KINDS: Final[dict[str, StepKind]] = {
     "AGENT": "agent",
     "TOOL": "tool",
     "CHAIN": "chain",
+    "RETRIEVER": "retrieval",
 }
 
 CAPTURE_HINT: Final = (
@@ -170,7 +171,7 @@ class OpenInference(ConventionReader):
     markers = frozenset({SPAN_KIND})
 
     def step_kind(self, span: SpanRecord) -> StepKind | None:
-        """``openinference.span.kind``: LLM, AGENT, TOOL, CHAIN; other kinds are ``other``.
+        """``openinference.span.kind``: LLM, AGENT, TOOL, CHAIN, RETRIEVER; others are ``other``.
 
         The OpenAI Agents instrumentation writes a handoff as a TOOL span named
         ``handoff to <agent>`` with no ``tool.name`` (from and to agent as its input and
@@ -370,6 +371,14 @@ class OpenInference(ConventionReader):
         found = parse_content(view, span.attributes.get(OUTPUT_VALUE), OUTPUT_VALUE)
         read = None if found is None else llama_index.reasoning_step(found.value)
         return None if found is None or read is None else Found(read, found.source, found.truncated)
+
+    def retrieved(self, view: SpanView) -> Found[list[str]] | None:
+        """A RETRIEVER span's ``retrieval.documents.N.document.content``."""
+        attrs = view.span.attributes
+        if attrs.get(SPAN_KIND) != "RETRIEVER":
+            return None
+        texts = flat.documents(attrs)
+        return Found(texts, "retrieval.documents") if texts else None
 
     def capture_hint(self, span: SpanRecord) -> str | None:
         """The ``OPENINFERENCE_HIDE_*`` switches, for OpenInference spans."""

@@ -6,14 +6,17 @@ OpenInference writes each message as indexed keys (REFERENCE §5.3)::
     llm.input_messages.N.message.contents.K.message_content.{type,text}
     llm.output_messages.N.message.tool_calls.K.tool_call.{id,function.name,function.arguments}
     llm.tools.N.tool.json_schema
+    retrieval.documents.N.document.{id,content,score,metadata}
 
 :func:`parse_flat` sorts a span's keys into messages in one pass over its attributes and
-caches the result on the view; :func:`messages` builds the messages of one side.
+caches the result on the view; :func:`messages` builds the messages of one side;
+:func:`documents` reads a RETRIEVER span's documents.
 ``"__REDACTED__"`` (what ``OPENINFERENCE_HIDE_*`` writes) counts as not captured.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, cast
 
 from tracescore.conventions.base import SpanView, digits
@@ -30,11 +33,13 @@ from tracescore.conventions.messages import (
 )
 from tracescore.spans import AttrValue
 
-__all__ = ["Flat", "Parsed", "messages", "opt_str", "parse_flat"]
+__all__ = ["Flat", "Parsed", "documents", "messages", "opt_str", "parse_flat"]
 
 _IN: Final = "llm.input_messages."
 _OUT: Final = "llm.output_messages."
 _TOOLS: Final = "llm.tools."
+_DOCUMENTS: Final = "retrieval.documents."
+_DOCUMENT_CONTENT: Final = "document.content"
 _NO_ARGUMENTS: Final = "{}"
 
 #: A flattened message: sub-key (after ``message.``) → value.
@@ -154,3 +159,20 @@ def messages(flats: dict[int, Flat], default_role: str) -> list[Message]:
         if msg is not None:
             out.append(msg)
     return out
+
+
+def documents(attributes: Mapping[str, AttrValue]) -> list[str]:
+    """The ``document.content`` of each ``retrieval.documents.N``, in index (rank) order.
+
+    A document whose content was not captured (hidden, or empty) is left out.
+    """
+    found: dict[int, str] = {}
+    for key, value in attributes.items():
+        if not key.startswith(_DOCUMENTS):
+            continue
+        hit = _index(key[len(_DOCUMENTS) :])
+        if hit is None or hit[1] != _DOCUMENT_CONTENT or not isinstance(value, str):
+            continue
+        if not is_not_captured(value):
+            found[hit[0]] = value
+    return [found[i] for i in sorted(found)]

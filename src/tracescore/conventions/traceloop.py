@@ -104,13 +104,16 @@ def _llama_index_task(span: SpanRecord) -> StepKind:
 
     The ``call_tool`` step is the tool call (``tool.name``); a step whose output is an
     ``AgentInput`` or ``AgentSetup`` is a turn of the agent it names; a ReAct output
-    parser's span is the agent's reading of the reply before it.
+    parser's span is the agent's reading of the reply before it; a retriever's span is a
+    retrieval.
     """
     attrs = span.attributes
     if isinstance(attrs.get(_TOOL_NAME), str):
         return "tool"
     if llama_index.is_reply_parser(span, _TASK):
         return "parse"
+    if llama_index.is_retriever(span, _TASK):
+        return "retrieval"
     return "turn" if _turn_agent(attrs) else "chain"
 
 
@@ -369,6 +372,15 @@ class Traceloop(ConventionReader):
         if found is None or question is None:
             return None
         return Found(question, found.source, found.truncated)
+
+    def retrieved(self, view: SpanView) -> Found[list[str]] | None:
+        """A LlamaIndex retriever's nodes, from its ``traceloop.entity.output``."""
+        span = view.span
+        if span.scope != llama_index.OL_SCOPE or not llama_index.is_retriever(span, _TASK):
+            return None
+        found = self._entity(view, ENTITY_OUTPUT)
+        texts = None if found is None else llama_index.node_texts(found.value)
+        return Found(texts, found.source, found.truncated) if found and texts else None
 
     def read_reply(self, view: SpanView) -> Found[ReadReply] | None:
         """A LlamaIndex ReAct output parser's step, from its ``traceloop.entity.output``."""

@@ -24,6 +24,7 @@ __all__ = [
     "render_history",
     "render_instructions",
     "render_intermediate",
+    "render_retrieved",
     "render_tool_calls",
     "render_tool_definitions",
     "render_user",
@@ -85,6 +86,19 @@ def render_tool_calls(calls: Sequence[ToolCall], *, title: str = "Tool calls and
     if not calls:
         return f"## {title}\n(no tool was called)\n"
     return f"## {title}\n" + "\n".join(_call_line(i, c) for i, c in enumerate(calls, 1)) + "\n"
+
+
+def render_retrieved(inv: Invocation) -> list[str]:
+    """The retrieved-documents section, as a list of none or one section.
+
+    Only a run that retrieved documents (a RAG pipeline's retriever) has one: its model
+    was given them as context, often inside a prompt template the user text is not.
+    Prompts of runs without retrievals stay as they were.
+    """
+    if not inv.retrieved:
+        return []
+    lines = [f"{i}. {clip(text)}" for i, text in enumerate(inv.retrieved, 1)]
+    return ["## Retrieved documents given to the agent\n" + "\n".join(lines) + "\n"]
 
 
 def render_intermediate(inv: Invocation) -> str:

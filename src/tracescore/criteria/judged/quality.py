@@ -30,6 +30,7 @@ from tracescore.criteria.judged.context import (
     render_final,
     render_history,
     render_instructions,
+    render_retrieved,
     render_tool_calls,
     render_user,
 )
@@ -139,8 +140,8 @@ _FACTS_SYSTEM = """\
 You check the facts an AI agent stated in its final response. List every checkable
 claim in it — numbers, quantities, dates, times, names, places, prices, identifiers,
 outcomes of actions — and mark each one:
-- "correct": it agrees with the user's prompt, the tool results shown, or facts no
-  reasonable reader would dispute;
+- "correct": it agrees with the user's prompt, the tool results or retrieved documents
+  shown, or facts no reasonable reader would dispute;
 - "incorrect": it disagrees with them (a wrong number, a misread tool result, a wrong
   name or date);
 - "unverifiable": nothing shown confirms or refutes it.
@@ -155,7 +156,8 @@ class FactualAccuracyV1(JudgedCriterion):
     """Share of the final response's checkable claims that are correct."""
 
     name: ClassVar[str] = "factual_accuracy_v1"
-    version: ClassVar[str] = "1"
+    #: 2: the prompt counts the documents a retriever found among what confirms a claim.
+    version: ClassVar[str] = "2"
 
     async def judge(self, ctx: EvalContext, session: JudgeSession) -> Score:
         """Correct ÷ (correct + incorrect) per sample (1.0 with none), mean over samples."""
@@ -166,6 +168,7 @@ class FactualAccuracyV1(JudgedCriterion):
             [
                 render_user(inv),
                 render_tool_calls(inv.tool_calls),
+                *render_retrieved(inv),
                 render_final(inv, title="Agent response"),
             ]
         )
@@ -230,6 +233,7 @@ class LlmJudge(JudgedCriterion):
                 render_history(ctx.conversation),
                 render_user(inv),
                 render_tool_calls(inv.tool_calls),
+                *render_retrieved(inv),
                 render_final(inv, title="Agent response"),
             ]
         )
