@@ -42,6 +42,7 @@ OPERATION_KINDS: Final[dict[str, StepKind]] = {
     "invoke_agent": "agent",
     "create_agent": "other",
     "execute_tool": "tool",
+    "retrieval": "retrieval",
     "invoke_workflow": "workflow",
     # Strands' multi-agent patterns: one user task, several agents, one answer.
     "invoke_swarm": "workflow",
@@ -50,6 +51,8 @@ OPERATION_KINDS: Final[dict[str, StepKind]] = {
 
 #: Where semconv >= 1.37 puts a call's output messages (a tool span's, for Strands).
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+#: What a ``retrieval`` span found (opt-in, as message content is).
+RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"
 
 #: Microsoft Agent Framework's instrumentation scope. It writes semconv >= 1.37 attributes,
 #: but a workflow's run (``SequentialBuilder``, ``WorkflowBuilder``...) is a ``workflow.run``
@@ -257,6 +260,27 @@ class GenAIAttributes(ConventionReader):
             args=parse_content(view, attrs.get(args_key), args_key),
             result=result,
         )
+
+    def retrieved(self, view: SpanView) -> Found[list[str]] | None:
+        """A ``retrieval`` span's ``gen_ai.retrieval.documents``: each one's ``content``.
+
+        The attribute is opt-in, and a document need only have its ``id`` and ``score``:
+        documents without text are left out.
+        """
+        attrs = view.span.attributes
+        if attrs.get("gen_ai.operation.name") != "retrieval":
+            return None
+        found = parse_content(view, attrs.get(RETRIEVAL_DOCUMENTS), RETRIEVAL_DOCUMENTS)
+        if found is None or not isinstance(found.value, list):
+            return None
+        texts = [
+            content
+            for doc in found.value
+            if isinstance(doc, dict)
+            and isinstance(content := doc.get("content"), str)
+            and content.strip()
+        ]
+        return Found(texts, found.source, found.truncated) if texts else None
 
     def capture_hint(self, span: SpanRecord) -> str | None:
         """Agent Framework's switch for its spans, else the generic GenAI semconv one."""
