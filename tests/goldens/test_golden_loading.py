@@ -75,9 +75,23 @@ def _adk_evalset() -> EvalSet:
             agent_details={"root": AgentDetails(name="root", instructions="Be brief.")}
         ),
     )
+    # ADK records genai Tool objects; written out and read back they are their JSON.
+    weather = {"name": "get_weather", "description": "Weather in a city."}
     events_turn = adk_case.Invocation(
         user_content=_content("user", "And Rome?"),
         final_response=_content("model", "25C."),
+        # As ADK's EvaluationGenerator records them: every agent of the app.
+        app_details=AppDetails(
+            agent_details={
+                "root": AgentDetails(
+                    name="root",
+                    instructions="Route weather questions.",
+                    tool_declarations=[{"function_declarations": [weather]}],
+                ),
+                "helper": AgentDetails(name="helper"),
+                "critic": AgentDetails(name="critic", instructions="Check the answer."),
+            }
+        ),
         intermediate_data=adk_case.InvocationEvents(
             invocation_events=[
                 adk_case.InvocationEvent(
@@ -166,6 +180,20 @@ def test_evalset_written_by_adk_loads_in_both_key_styles(by_alias: bool) -> None
     )
     assert second.intermediate_responses == (AgentText(author="root", text="Checking Rome."),)
     assert second.final_response == "25C."
+    # The agents' instructions and tools, as ADK's judges are shown them.
+    assert (first.system_instructions, first.tool_definitions) == ("Be brief.", None)
+    assert second.system_instructions == (
+        "root:\nRoute weather questions.\n\ncritic:\nCheck the answer."
+    )
+    assert second.tool_definitions == {
+        "root": [
+            {
+                "function_declarations": [
+                    {"name": "get_weather", "description": "Weather in a city."}
+                ]
+            }
+        ]
+    }
     assert [r.rubric_id for r in case.rubrics] == ["case-r"]
     assert [[r.rubric_id for r in rs] for rs in case.turn_rubrics] == [["r1"], []]
     assert case.turn_rubrics[0][0].text == "Mentions the temperature."

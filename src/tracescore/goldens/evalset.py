@@ -34,11 +34,12 @@ import os
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from tracescore.conventions.messages import JsonValue
 from tracescore.documents import identify, identify_lines, not_utf8, where_it_goes
 from tracescore.exceptions import ConfigError
 from tracescore.goldens import fastpath, schema, typed
@@ -121,6 +122,7 @@ def _turn(
             if event_text:
                 texts.append(AgentText(author=event.author, text=event_text))
     start_ns = int(inv.creation_timestamp * 1e9)
+    app = inv.app_details
     return Invocation(
         trace_id="",
         invocation_id=inv.invocation_id or f"{eval_set_id}/{case.eval_id}/{turn}",
@@ -132,6 +134,8 @@ def _turn(
         final_response=_text(inv.final_response),
         start_ns=start_ns,
         end_ns=start_ns + int((inv.duration or 0.0) * 1e9),
+        system_instructions=None if app is None else app.instructions(),
+        tool_definitions=None if app is None else cast(JsonValue, app.tool_declarations()),
     )
 
 

@@ -26,7 +26,7 @@ The tests check that both paths give equal golden sets (``tests/goldens``).
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -327,9 +327,10 @@ def _turn(
     _opt_float(inv.get("model_duration"))
     _opt_float(inv.get("tool_duration"))
     app_details = inv.get("app_details")
+    app = None
     if app_details is not None:
         try:
-            schema.AppDetails.model_validate(app_details)
+            app = schema.AppDetails.model_validate(app_details)
         except ValidationError:
             _unsupported()
     calls: list[_Call] = []
@@ -349,6 +350,8 @@ def _turn(
         final_response=None if final is None else _content_text(final),
         start_ns=start_ns,
         end_ns=start_ns + int((duration or 0.0) * 1e9),
+        system_instructions=None if app is None else app.instructions(),
+        tool_definitions=None if app is None else cast(JsonValue, app.tool_declarations()),
     )
     return invocation, _rubrics(inv.get("rubrics"))
 

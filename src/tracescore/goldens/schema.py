@@ -183,9 +183,33 @@ class AgentDetails(_EvalModel):
 
 
 class AppDetails(_EvalModel):
-    """The agents of the app, by name."""
+    """The agents of the app, by name.
+
+    ADK's ``EvaluationGenerator`` records them on each actual invocation, and its judges
+    are shown every agent's instructions and tool declarations from here.
+    """
 
     agent_details: dict[str, AgentDetails] = Field(default_factory=dict)
+
+    def instructions(self) -> str | None:
+        """The agents' instructions; None when no agent has any.
+
+        One agent's are its text; several agents' are shown as ADK's judges see them:
+        ``name:`` then the text, a blank line between agents.
+        """
+        given = [(name, a.instructions) for name, a in self.agent_details.items() if a.instructions]
+        if not given:
+            return None
+        if len(self.agent_details) == 1:
+            return given[0][1]
+        return "\n\n".join(f"{name}:\n{text}" for name, text in given)
+
+    def tool_declarations(self) -> dict[str, list[Any]] | None:
+        """Each agent's tool declarations, by agent name; None when no agent has any."""
+        tools = {
+            n: a.tool_declarations for n, a in self.agent_details.items() if a.tool_declarations
+        }
+        return tools or None
 
 
 #: Largest time in seconds (either sign) that fits the trace model's int64 nanoseconds
