@@ -538,6 +538,41 @@ def no_tools() -> Scenario:
     return Scenario("no_tools", agent, ["Hi there"], [queue], description="one text answer")
 
 
+#: What Gemini's built-in Google Search returns beside a grounded answer (no tool call:
+#: the search runs inside the model call).
+SEARCH_GROUNDING: Final = types.GroundingMetadata(
+    web_search_queries=["weather in Lima today"],
+    grounding_chunks=[
+        types.GroundingChunk(
+            web=types.GroundingChunkWeb(uri="https://weather.example/lima", title="Lima weather")
+        )
+    ],
+    grounding_supports=[
+        types.GroundingSupport(
+            segment=types.Segment(start_index=0, end_index=25, text="Lima is sunny, 21°C today."),
+            grounding_chunk_indices=[0],
+            confidence_scores=[0.9],
+        )
+    ],
+)
+
+
+def search_grounding() -> Scenario:
+    """An answer grounded by the model's built-in Google Search (``grounding_metadata``)."""
+    response = model_response(text("Lima is sunny, 21°C today."))
+    response.grounding_metadata = SEARCH_GROUNDING
+    agent, queue = _llm_agent(
+        "search_agent", [response], instruction="Answer with up-to-date facts from the web."
+    )
+    return Scenario(
+        "search_grounding",
+        agent,
+        ["What is the weather in Lima today?"],
+        [queue],
+        description="a text answer with grounding metadata",
+    )
+
+
 def two_turn_session() -> Scenario:
     """Two user turns in one session (two invocations, two traces)."""
     agent, queue = _llm_agent(
@@ -781,6 +816,7 @@ SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "tool_raises": tool_raises,
     "tool_error_handled": tool_error_handled,
     "no_tools": no_tools,
+    "search_grounding": search_grounding,
     "two_turn_session": two_turn_session,
     "transfer_to_sub_agent": transfer_to_sub_agent,
     "sequential_pipeline": sequential_pipeline,

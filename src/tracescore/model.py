@@ -15,6 +15,7 @@ from tracescore.conventions.messages import JsonValue
 from tracescore.records import quick_init
 
 __all__ = [
+    "AgentGrounding",
     "AgentText",
     "Conversation",
     "Invocation",
@@ -76,6 +77,20 @@ class AgentText:
 
 @quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AgentGrounding:
+    """What a model's built-in grounding (Gemini's Google Search) based a reply on.
+
+    ``metadata`` is the reply's ``grounding_metadata`` as written (queries, the web
+    chunks found, which parts of the text each supports), ``author`` the agent whose
+    model call it was: what ADK's judges are shown per event.
+    """
+
+    author: str
+    metadata: JsonValue
+
+
+@quick_init
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TokenUsage:
     """Token totals over an invocation's model calls."""
 
@@ -117,6 +132,8 @@ class Invocation:
         retrieved: Texts of the documents the run's retrievals found (a RAG retriever's),
             each once, in the order found: context its model was given. Read, like
             ``system_instructions``, only when a criterion needs the model's context.
+        grounding: The grounding metadata of the run's model replies that have any, in
+            order (read, like ``retrieved``, only when the model's context is needed).
         tags: ``tracescore.*`` attributes found on the run (e.g. golden eval ids).
         root_span_id: The span the invocation was rooted at.
         error: Why the run failed (a model call's or the root span's error), if it did.
@@ -148,6 +165,7 @@ class Invocation:
     system_instructions: str | None = None
     tool_definitions: JsonValue = None
     retrieved: tuple[str, ...] = ()
+    grounding: tuple[AgentGrounding, ...] = ()
     tags: Mapping[str, str] = field(default_factory=dict)
     root_span_id: str | None = None
     error: str | None = None

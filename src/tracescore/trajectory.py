@@ -36,7 +36,14 @@ from tracescore.history import (
     results_from_history,
     with_unseen_replies,
 )
-from tracescore.model import AgentText, Invocation, NotEvaluableReason, TokenUsage, ToolCall
+from tracescore.model import (
+    AgentText,
+    Invocation,
+    NotEvaluableReason,
+    TokenUsage,
+    ToolCall,
+)
+from tracescore.model_context import NO_CONTEXT, read_model_context
 from tracescore.run_ids import run_ids
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
 from tracescore.tool_calls import (
@@ -80,9 +87,11 @@ def build_invocations(
         logs: Log records of the same trace (GenAI content events).
         complete: False when the trace was flushed before its root ended (TTL); its
             invocations are then ``not_evaluable`` with reason ``incomplete_trace``.
-        model_context: Extract ``system_instructions`` and ``tool_definitions``. False
-            leaves both None (and out of the provenance): for scorers whose criteria
-            never read them (:attr:`tracescore.criteria.Criterion.needs_model_context`).
+        model_context: Read the model's context (:mod:`tracescore.model_context`:
+            ``system_instructions``, ``tool_definitions``, ``retrieved``, ``grounding``).
+            False leaves them empty (and out of the provenance): for scorers whose
+            criteria never read them
+            (:attr:`tracescore.criteria.Criterion.needs_model_context`).
 
     Returns:
         Invocations ordered by start time; empty when the trace has no agent activity.
@@ -167,19 +176,7 @@ def _build(
             usage_in += usage.input_tokens or 0
             usage_out += usage.output_tokens or 0
 
-    system = tools = None
-    if llm_steps and model_context:
-        first_views = llm_steps[0].views
-        found_sys = first_found(first_views, lambda r, v: r.system_instructions(v))
-        if found_sys is not None:
-            system = found_sys.value
-            provenance["system_instructions"] = found_sys.source
-        found_tools = first_found(first_views, lambda r, v: r.tool_definitions(v))
-        if found_tools is not None:
-            tools = found_tools.value
-            provenance["tool_definitions"] = found_tools.source
-
-    retrieved = _retrieved(run.retrievals, provenance) if model_context else ()
+    context = read_model_context(run, llm_steps, provenance) if model_context else NO_CONTEXT
 
     ids = run_ids(run, (s.view.span for s in llm_steps), provenance)
 
@@ -208,9 +205,10 @@ def _build(
         reason=reason,
         warnings=tuple(dict.fromkeys(warnings)),
         provenance=provenance,
-        system_instructions=system,
-        tool_definitions=tools,
-        retrieved=retrieved,
+        system_instructions=context.system_instructions,
+        tool_definitions=context.tool_definitions,
+        retrieved=context.retrieved,
+        grounding=context.grounding,
         tags=ids.tags,
         root_span_id=root.span_id,
         error=error,
@@ -421,21 +419,6 @@ def _final_index(responses: list[ModelReply]) -> int | None:
         if not msg.tool_calls() and msg.text() is not None:
             return i
     return None
-
-
-def _retrieved(views: Sequence[SpanView], provenance: dict[str, str]) -> tuple[str, ...]:
-    """What the run's retrievals found, each text once, in the order they found it.
-
-    A retriever's spans nest (OpenLLMetry writes its ``retrieve`` and ``_retrieve`` with
-    the same nodes), and two searches may find the same document.
-    """
-    texts: dict[str, None] = {}
-    for view in views:
-        found = first_found((view,), lambda r, v: r.retrieved(v))
-        if found is not None:
-            provenance.setdefault("retrieved", found.source)
-            texts.update(dict.fromkeys(found.value))
-    return tuple(texts)
 
 
 def _all_views(run: AgentRun) -> Iterable[SpanView]:

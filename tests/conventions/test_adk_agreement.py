@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from conv_helpers import adk_like_view
+from google.adk.evaluation.eval_case import InvocationEvents
 
 from adk_harness import (
     SCENARIOS,
@@ -159,3 +160,33 @@ def test_a_tool_served_over_mcp_counts_once_under_the_sdks_own_spans(
         "content": [{"type": "text", "text": "Error executing tool forecast"}],
         "isError": True,
     }
+
+
+@pytest.mark.parametrize(("schema", "content"), [("v1", "default"), ("v1", "EVENT_ONLY")])
+def test_search_grounding_is_what_adk_records(schema: SchemaVersion, content: ContentMode) -> None:
+    """A reply Gemini's built-in Google Search grounded carries ``grounding_metadata``,
+    the only record of what the search found (it runs inside the model call, no tool
+    span). Schema 1's ``llm_response`` holds it whole: it equals what ADK's evaluation
+    events carry, per agent, which ADK's judges are shown."""
+    run = run_scenario("search_grounding", schema=schema, content=content)
+    [mine] = rebuild(run)
+    [theirs] = run.adk_invocations
+    data = theirs.intermediate_data
+    assert isinstance(data, InvocationEvents)
+    events = data.invocation_events
+    expected = [
+        (e.author, e.grounding_metadata.model_dump(mode="json", exclude_none=True))
+        for e in events
+        if e.grounding_metadata
+    ]
+    assert [(g.author, g.metadata) for g in mine.grounding] == expected
+    assert expected and expected[0][1]["web_search_queries"] == ["weather in Lima today"]
+    assert mine.provenance["grounding"] == "gcp.vertex.agent.llm_response.grounding_metadata"
+
+
+def test_schema_2_spans_carry_no_grounding_metadata() -> None:
+    """ADK 2.13's schema 2 writes a reply's text, not its ``grounding_metadata`` (only,
+    behind an experimental gate, counts, queries and source URIs): none is read."""
+    [mine] = rebuild(run_scenario("search_grounding", schema="v2", content="SPAN_ONLY"))
+    assert mine.grounding == ()
+    assert mine.final_response == "Lima is sunny, 21°C today."

@@ -35,7 +35,7 @@ from tracescore.eval_config import criteria_from_config
 from tracescore.exceptions import ConfigError
 from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
 from tracescore.judge.client import JudgeClient
-from tracescore.model import AgentText, Invocation, ToolCall
+from tracescore.model import AgentGrounding, AgentText, Invocation, ToolCall
 
 ACTUAL = Invocation(
     trace_id="t1",
@@ -398,10 +398,15 @@ RAG = Invocation(
     invocation_id="i2",
     user_content="What is the weather in Lima?",
     retrieved=("Lima weather: sunny, 21 C.", "Oslo: rain."),
+    grounding=(AgentGrounding(author="rag", metadata={"web_search_queries": ["lima weather"]}),),
     final_response="Lima is sunny today.",
 )
 RETRIEVED = (
     "## Retrieved documents given to the agent\n1. Lima weather: sunny, 21 C.\n2. Oslo: rain.\n"
+)
+GROUNDING = (
+    "## Grounding metadata of the model's search\n"
+    '[{"author":"rag","grounding_metadata":{"web_search_queries":["lima weather"]}}]\n'
 )
 
 
@@ -442,8 +447,9 @@ def test_judges_see_the_documents_a_run_retrieved(
     name: str, step: str, replies: dict[str, Sequence[FakeReply]], options: dict[str, Any]
 ) -> None:
     """A RAG pipeline's model gets the retrieved text as context (in a prompt template the
-    user text is not): the judges that weigh a response against its context see it. A
-    run that retrieved nothing has no such section."""
+    user text is not), and a model's built-in search leaves only its grounding metadata:
+    the judges that weigh a response against its context see both. A run with neither
+    has no such sections."""
     router = Router(replies)  # the last reply repeats
     with FakeGemini(router) as fake:
         judge = judge_for(fake)
@@ -452,8 +458,8 @@ def test_judges_see_the_documents_a_run_retrieved(
             assert res.status == "passed"
     prompts = router.prompts[step]  # RAG's, then ACTUAL's (as many samples each)
     with_documents, without = prompts[0], prompts[-1]
-    assert RETRIEVED in with_documents
-    assert "Retrieved documents" not in without
+    assert RETRIEVED in with_documents and GROUNDING in with_documents
+    assert "Retrieved documents" not in without and "Grounding metadata" not in without
 
 
 # -- simulated user ----------------------------------------------------------------------

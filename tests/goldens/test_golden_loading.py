@@ -26,7 +26,7 @@ from tracescore.goldens import (
     load_goldens,
     parse_goldens,
 )
-from tracescore.model import AgentText, Invocation, ToolCall, group_conversations
+from tracescore.model import AgentGrounding, AgentText, Invocation, ToolCall, group_conversations
 
 REFERENCE_MINIMAL = """
 {"eval_set_id": "weather", "eval_cases": [{"eval_id": "paris", "conversation": [{
@@ -121,6 +121,12 @@ def _adk_evalset() -> EvalSet:
                         ],
                     ),
                 ),
+                # A reply grounded by the model's own search: ADK keeps the event for
+                # its grounding metadata alone.
+                adk_case.InvocationEvent(
+                    author="searcher",
+                    grounding_metadata=genai.GroundingMetadata(web_search_queries=["rome"]),
+                ),
             ]
         ),
     )
@@ -180,6 +186,9 @@ def test_evalset_written_by_adk_loads_in_both_key_styles(by_alias: bool) -> None
     )
     assert second.intermediate_responses == (AgentText(author="root", text="Checking Rome."),)
     assert second.final_response == "25C."
+    queries = "webSearchQueries" if by_alias else "web_search_queries"
+    assert second.grounding == (AgentGrounding(author="searcher", metadata={queries: ["rome"]}),)
+    assert first.grounding == ()
     # The agents' instructions and tools, as ADK's judges are shown them.
     assert (first.system_instructions, first.tool_definitions) == ("Be brief.", None)
     assert second.system_instructions == (

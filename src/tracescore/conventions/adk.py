@@ -102,6 +102,16 @@ class AdkLegacy(ConventionReader):
             return None
         return Found([msg], f"{LLM_RESPONSE}.content", resp.truncated)
 
+    def grounding(self, view: SpanView) -> Found[JsonValue] | None:
+        """``llm_response.grounding_metadata`` (schema 1: Gemini's Google Search grounding)."""
+        resp = self._response(view)
+        if resp is None or not isinstance(resp.value, dict):
+            return None
+        meta = resp.value.get("grounding_metadata") or resp.value.get("groundingMetadata")
+        if not isinstance(meta, dict) or not meta:
+            return None
+        return Found(meta, f"{LLM_RESPONSE}.grounding_metadata", resp.truncated)
+
     def _config(self, view: SpanView) -> tuple[dict[str, JsonValue], bool] | None:
         req = self._request(view)
         if req is None or not isinstance(req.value, dict):

@@ -266,6 +266,10 @@ class ConventionReader:
         """The texts of the documents a ``retrieval`` span found, in rank order."""
         return None
 
+    def grounding(self, view: SpanView) -> Found[JsonValue] | None:
+        """A model call's grounding metadata (what its built-in search based it on)."""
+        return None
+
     def capture_hint(self, span: SpanRecord) -> str | None:
         """If ``span`` belongs to this convention: how to turn content capture on."""
         return None

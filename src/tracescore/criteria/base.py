@@ -144,8 +144,9 @@ class Criterion(ABC):
     informational: ClassVar[bool] = False
     #: Asks an LLM judge (async; see :class:`tracescore.criteria.judged.JudgedCriterion`).
     judged: ClassVar[bool] = False
-    #: Reads the invocation's ``system_instructions`` or ``tool_definitions``. A replay or
-    #: live scorer whose criteria all say False does not extract them (decoding every
+    #: Reads the invocation's model context (``system_instructions``, ``tool_definitions``,
+    #: ``retrieved``, ``grounding``). A replay or live scorer whose criteria all say False
+    #: does not extract it (decoding every
     #: run's instructions and tool declarations is ~6% of rebuilding it). True unless a
     #: criterion says otherwise, so that a user's own criterion always sees them.
     needs_model_context: ClassVar[bool] = True

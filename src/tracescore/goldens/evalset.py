@@ -51,7 +51,7 @@ from tracescore.goldens.cases import (
     golden_rubrics,
 )
 from tracescore.goldens.errors import validation_error
-from tracescore.model import AgentText, Invocation, ToolCall
+from tracescore.model import AgentGrounding, AgentText, Invocation, ToolCall
 from tracescore.path_args import Paths, path_list, real_path
 
 __all__ = [
@@ -103,6 +103,7 @@ def _turn(
     calls: list[schema.FunctionCall] = []
     responses: list[schema.FunctionResponse] = []
     texts: list[AgentText] = []
+    grounding: list[AgentGrounding] = []
     data = inv.intermediate_data
     if isinstance(data, schema.IntermediateData):
         calls, responses = list(data.tool_uses), list(data.tool_responses)
@@ -112,6 +113,10 @@ def _turn(
                 texts.append(AgentText(author=author, text=text))
     elif isinstance(data, schema.InvocationEvents):
         for event in data.invocation_events:
+            if event.grounding_metadata:
+                grounding.append(
+                    AgentGrounding(author=event.author, metadata=event.grounding_metadata)
+                )
             event_parts = event.content.parts if event.content else None
             for part in event_parts or ():
                 if part.function_call is not None:
@@ -136,6 +141,7 @@ def _turn(
         end_ns=start_ns + int((inv.duration or 0.0) * 1e9),
         system_instructions=None if app is None else app.instructions(),
         tool_definitions=None if app is None else cast(JsonValue, app.tool_declarations()),
+        grounding=tuple(grounding),
     )
 
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from tracescore.conventions.messages import JsonValue
 from tracescore.goldens import schema
 from tracescore.goldens.cases import GoldenCase, GoldenRubric, GoldenScenario, golden_rubrics
-from tracescore.model import AgentText, Invocation, ToolCall
+from tracescore.model import AgentGrounding, AgentText, Invocation, ToolCall
 
 __all__ = ["Unsupported", "golden_cases", "join_calls"]
 
@@ -260,8 +260,10 @@ def join_calls(calls: list[_Call], responses: list[_Call]) -> tuple[ToolCall, ..
 # -- eval case -------------------------------------------------------------------------
 
 
-def _intermediate(value: object, calls: list[_Call], responses: list[_Call]) -> list[AgentText]:
-    """Check ``intermediate_data``; fill ``calls``/``responses``, return the texts."""
+def _intermediate(
+    value: object, calls: list[_Call], responses: list[_Call], grounding: list[AgentGrounding]
+) -> list[AgentText]:
+    """Check ``intermediate_data``; fill ``calls``/``responses``/``grounding``, return the texts."""
     texts: list[AgentText] = []
     if type(value) is not dict:
         _unsupported()
@@ -273,6 +275,9 @@ def _intermediate(value: object, calls: list[_Call], responses: list[_Call]) -> 
             if type(author) is not str:
                 _unsupported()
             _opt_str(event.get("model_version"))
+            metadata = event.get("grounding_metadata")
+            if metadata:
+                grounding.append(AgentGrounding(author=author, metadata=metadata))
             content = event.get("content")
             if content is not None:
                 text = _content_text(content, calls, responses)
@@ -335,8 +340,9 @@ def _turn(
             _unsupported()
     calls: list[_Call] = []
     responses: list[_Call] = []
+    grounding: list[AgentGrounding] = []
     data = inv.get("intermediate_data")
-    texts = [] if data is None else _intermediate(data, calls, responses)
+    texts = [] if data is None else _intermediate(data, calls, responses, grounding)
     final = inv.get("final_response")
     start_ns = int(start * 1e9)
     invocation = Invocation(
@@ -352,6 +358,7 @@ def _turn(
         end_ns=start_ns + int((duration or 0.0) * 1e9),
         system_instructions=None if app is None else app.instructions(),
         tool_definitions=None if app is None else cast(JsonValue, app.tool_declarations()),
+        grounding=tuple(grounding),
     )
     return invocation, _rubrics(inv.get("rubrics"))
 

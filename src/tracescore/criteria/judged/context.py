@@ -24,7 +24,7 @@ __all__ = [
     "render_history",
     "render_instructions",
     "render_intermediate",
-    "render_retrieved",
+    "render_sources",
     "render_tool_calls",
     "render_tool_definitions",
     "render_user",
@@ -88,17 +88,24 @@ def render_tool_calls(calls: Sequence[ToolCall], *, title: str = "Tool calls and
     return f"## {title}\n" + "\n".join(_call_line(i, c) for i, c in enumerate(calls, 1)) + "\n"
 
 
-def render_retrieved(inv: Invocation) -> list[str]:
-    """The retrieved-documents section, as a list of none or one section.
+def render_sources(inv: Invocation) -> list[str]:
+    """The sections of what the run's model was given besides its tools: none to two.
 
-    Only a run that retrieved documents (a RAG pipeline's retriever) has one: its model
-    was given them as context, often inside a prompt template the user text is not.
-    Prompts of runs without retrievals stay as they were.
+    The documents a retriever found (a RAG pipeline's: its model gets them, often inside
+    a prompt template the user text is not), and the grounding metadata of replies a
+    model's built-in search grounded (Gemini's Google Search: the only trace of what it
+    found), as ADK's judges are shown it. A run with neither gets the prompts it had.
     """
-    if not inv.retrieved:
-        return []
-    lines = [f"{i}. {clip(text)}" for i, text in enumerate(inv.retrieved, 1)]
-    return ["## Retrieved documents given to the agent\n" + "\n".join(lines) + "\n"]
+    sections = []
+    if inv.retrieved:
+        lines = [f"{i}. {clip(text)}" for i, text in enumerate(inv.retrieved, 1)]
+        sections.append("## Retrieved documents given to the agent\n" + "\n".join(lines) + "\n")
+    if inv.grounding:
+        entries: list[JsonValue] = [
+            {"author": g.author, "grounding_metadata": g.metadata} for g in inv.grounding
+        ]
+        sections.append(f"## Grounding metadata of the model's search\n{render_value(entries)}\n")
+    return sections
 
 
 def render_intermediate(inv: Invocation) -> str:

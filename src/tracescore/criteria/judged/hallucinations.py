@@ -28,7 +28,7 @@ from tracescore.criteria.judged.base import JudgedCriterion, JudgeSession
 from tracescore.criteria.judged.context import (
     clip,
     render_instructions,
-    render_retrieved,
+    render_sources,
     render_tool_calls,
     render_tool_definitions,
     render_user,
@@ -72,8 +72,9 @@ lines and pure formatting. Reply with JSON: {"sentences": [...]} in the original
 
 _LABEL_SYSTEM = """\
 You check whether each sentence an AI agent wrote is grounded in the context it had: its
-instructions, the user's prompt, its tool definitions, the tool calls and results and
-the retrieved documents shown. Label every sentence:
+instructions, the user's prompt, its tool definitions, the tool calls and results, the
+retrieved documents and the grounding metadata of its searches shown. Label every
+sentence:
 - "supported": the context states or directly implies it;
 - "unsupported": the context neither states nor implies it (an invented fact, number,
   name or outcome);
@@ -98,7 +99,7 @@ class HallucinationsV1(JudgedCriterion):
     """
 
     name: ClassVar[str] = "hallucinations_v1"
-    #: 2: the labelling prompt names the documents a retriever found as context.
+    #: 2: the labelling prompt names retrieved documents and search grounding as context.
     version: ClassVar[str] = "2"
 
     evaluate_intermediate_nl_responses: bool = False
@@ -167,7 +168,7 @@ class HallucinationsV1(JudgedCriterion):
                 render_tool_definitions(inv),
                 render_user(inv),
                 render_tool_calls(inv.tool_calls[:calls]),
-                *render_retrieved(inv),
+                *render_sources(inv),
                 f"## Sentences to label\n{numbered}\n",
             ]
         )

@@ -30,7 +30,7 @@ from tracescore.criteria.judged.context import (
     render_final,
     render_history,
     render_instructions,
-    render_retrieved,
+    render_sources,
     render_tool_calls,
     render_user,
 )
@@ -140,8 +140,8 @@ _FACTS_SYSTEM = """\
 You check the facts an AI agent stated in its final response. List every checkable
 claim in it — numbers, quantities, dates, times, names, places, prices, identifiers,
 outcomes of actions — and mark each one:
-- "correct": it agrees with the user's prompt, the tool results or retrieved documents
-  shown, or facts no reasonable reader would dispute;
+- "correct": it agrees with the user's prompt, the tool results, retrieved documents or
+  search grounding shown, or facts no reasonable reader would dispute;
 - "incorrect": it disagrees with them (a wrong number, a misread tool result, a wrong
   name or date);
 - "unverifiable": nothing shown confirms or refutes it.
@@ -156,7 +156,8 @@ class FactualAccuracyV1(JudgedCriterion):
     """Share of the final response's checkable claims that are correct."""
 
     name: ClassVar[str] = "factual_accuracy_v1"
-    #: 2: the prompt counts the documents a retriever found among what confirms a claim.
+    #: 2: the prompt counts retrieved documents and search grounding among what confirms
+    #: a claim.
     version: ClassVar[str] = "2"
 
     async def judge(self, ctx: EvalContext, session: JudgeSession) -> Score:
@@ -168,7 +169,7 @@ class FactualAccuracyV1(JudgedCriterion):
             [
                 render_user(inv),
                 render_tool_calls(inv.tool_calls),
-                *render_retrieved(inv),
+                *render_sources(inv),
                 render_final(inv, title="Agent response"),
             ]
         )
@@ -233,7 +234,7 @@ class LlmJudge(JudgedCriterion):
                 render_history(ctx.conversation),
                 render_user(inv),
                 render_tool_calls(inv.tool_calls),
-                *render_retrieved(inv),
+                *render_sources(inv),
                 render_final(inv, title="Agent response"),
             ]
         )

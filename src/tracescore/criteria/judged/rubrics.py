@@ -30,7 +30,7 @@ from tracescore.criteria.judged.context import (
     render_final,
     render_instructions,
     render_intermediate,
-    render_retrieved,
+    render_sources,
     render_tool_calls,
     render_tool_definitions,
     render_user,
@@ -172,7 +172,7 @@ class _RubricCriterion(JudgedCriterion):
             render_tool_definitions(inv),
             render_user(inv),
             render_tool_calls(inv.tool_calls),
-            *render_retrieved(inv),
+            *render_sources(inv),
         ]
 
     async def judge(self, ctx: EvalContext, session: JudgeSession) -> Score:
