@@ -104,6 +104,8 @@ def test_tool_call_result() -> None:
         ("BaseWorkflowAgent.run_agent_step", "CHAIN", "turn"),
         ("BaseWorkflowAgent.call_tool", "CHAIN", "chain"),
         ("Ollama._prepare_chat_with_tools", "LLM", "other"),
+        ("Ollama.predict", "LLM", "chain"),  # the chat call inside it is the model call
+        ("Ollama.astream_structured_predict", "LLM", "chain"),
         ("Ollama.astream_chat", "LLM", "llm"),
         ("FunctionTool.acall", "TOOL", "tool"),
         ("ReActOutputParser.parse", "CHAIN", "parse"),
@@ -471,3 +473,37 @@ def test_is_retriever() -> None:
     assert llama_index.is_retriever(trace.span("BM25Retriever.task"), "task")
     assert not llama_index.is_retriever(trace.span("BM25Retriever.workflow"), "task")
     assert not llama_index.is_retriever(trace.span("RetrieverQueryEngine.task"), "task")
+
+
+def test_a_predict_is_read_by_the_call_inside_it() -> None:
+    """``llm.predict(template, **values)`` formats the prompt and calls ``chat``; both are
+    OpenInference LLM spans. The outer one's input is the template object's repr, the
+    inner one's the messages the model got: the run is read from the inner one."""
+    trace = TraceBuilder(scope=llama_index.OI_SCOPE)
+    template = "PromptTemplate(metadata={...}, template_vars=['city'], kwargs={'city': 'Lima'})"
+    predict = trace.span(
+        "Ollama.predict",
+        {
+            "openinference.span.kind": "LLM",
+            "input.value": to_json({"prompt": template}),
+            "input.mime_type": "application/json",
+            "output.value": "Sunny.",
+        },
+    )
+    trace.span(
+        "Ollama.chat",
+        {
+            "openinference.span.kind": "LLM",
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "Tell me about the weather in Lima.",
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": "Sunny.",
+            "llm.token_count.prompt": 12,
+            "llm.token_count.completion": 2,
+        },
+        parent=predict,
+    )
+    [inv] = build_invocations(trace.spans)
+    assert inv.user_content == "Tell me about the weather in Lima."
+    assert (inv.final_response, inv.inference_calls) == ("Sunny.", 1)
+    assert (inv.usage.input_tokens, inv.usage.output_tokens) == (12, 2)

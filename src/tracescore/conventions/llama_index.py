@@ -72,6 +72,20 @@ OL_SCOPE: Final = "opentelemetry.instrumentation.llamaindex"
 AGENT_STEP: Final = "run_agent_step"
 #: The model's request preparation, an LLM span beside the call (OpenInference).
 PREPARE: Final = "_prepare_chat_with_tools"
+#: An LLM's methods that format a prompt and call ``chat`` or ``complete``, whose own
+#: span (inside theirs) is the model call; OpenInference marks both LLM.
+PROMPTING: Final = frozenset(
+    {
+        "predict",
+        "apredict",
+        "stream",
+        "astream",
+        "structured_predict",
+        "astructured_predict",
+        "stream_structured_predict",
+        "astream_structured_predict",
+    }
+)
 #: A workflow's (an agent's) run.
 RUN: Final = "run"
 #: What the class of a model reply's parser ends with (``ReActOutputParser``, or a

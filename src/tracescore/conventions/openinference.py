@@ -390,11 +390,15 @@ def _llama_index_kind(span: SpanRecord, step: StepKind) -> StepKind:
 
     An agent's run (``<agent class>.run``) is the agent run, each ``run_agent_step`` a
     turn of the agent it names, a ReAct output parser's ``parse`` the agent's reading
-    of the reply; the request preparation beside a model call is no call.
+    of the reply; the request preparation beside a model call is no call, and a
+    ``predict`` (a query engine's) is the call inside it: its own ``input.value`` is the
+    Python repr of the prompt template object, the call's the messages the model got.
     """
     name = llama_index.method(span)
     if step == "llm":
-        return "other" if name == llama_index.PREPARE else "llm"
+        if name == llama_index.PREPARE:
+            return "other"
+        return "chain" if name in llama_index.PROMPTING else "llm"
     if step == "chain":
         if name == llama_index.AGENT_STEP:
             return "turn"
