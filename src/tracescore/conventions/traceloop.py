@@ -22,8 +22,8 @@ Session ids (``traceloop.association.properties.*``) are read by the trajectory 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Final, cast
+from collections.abc import Callable, Mapping
+from typing import Final, TypeVar, cast
 
 import orjson
 
@@ -48,6 +48,8 @@ from tracescore.conventions.messages import (
 from tracescore.spans import AttrValue, SpanRecord
 
 __all__ = ["CAPTURE_HINT", "Traceloop", "unwrap_entity_input", "unwrap_entity_output"]
+
+T = TypeVar("T")
 
 SPAN_KIND: Final = "traceloop.span.kind"
 ENTITY_NAME: Final = "traceloop.entity.name"
@@ -364,32 +366,50 @@ class Traceloop(ConventionReader):
 
     def task(self, view: SpanView) -> Found[str] | None:
         """A LlamaIndex query or chat engine's question, from its ``traceloop.entity.input``."""
-        span = view.span
-        if span.scope != llama_index.OL_SCOPE or not llama_index.is_engine_call(span, _ENGINE):
-            return None
-        found = self._entity(view, ENTITY_INPUT)
-        question = None if found is None else llama_index.engine_question(found.value)
-        if found is None or question is None:
-            return None
-        return Found(question, found.source, found.truncated)
+        return self._llama_index_entity(
+            view,
+            lambda s: llama_index.is_engine_call(s, _ENGINE),
+            ENTITY_INPUT,
+            llama_index.engine_question,
+        )
 
     def retrieved(self, view: SpanView) -> Found[list[str]] | None:
         """A LlamaIndex retriever's nodes, from its ``traceloop.entity.output``."""
-        span = view.span
-        if span.scope != llama_index.OL_SCOPE or not llama_index.is_retriever(span, _TASK):
-            return None
-        found = self._entity(view, ENTITY_OUTPUT)
-        texts = None if found is None else llama_index.node_texts(found.value)
-        return Found(texts, found.source, found.truncated) if found and texts else None
+        return self._llama_index_entity(
+            view,
+            lambda s: llama_index.is_retriever(s, _TASK),
+            ENTITY_OUTPUT,
+            lambda value: llama_index.node_texts(value) or None,
+        )
 
     def read_reply(self, view: SpanView) -> Found[ReadReply] | None:
         """A LlamaIndex ReAct output parser's step, from its ``traceloop.entity.output``."""
+        return self._llama_index_entity(
+            view,
+            lambda s: llama_index.is_reply_parser(s, _TASK),
+            ENTITY_OUTPUT,
+            llama_index.reasoning_step,
+        )
+
+    def _llama_index_entity(
+        self,
+        view: SpanView,
+        matches: Callable[[SpanRecord], bool],
+        key: str,
+        read: Callable[[JsonValue], T | None],
+    ) -> Found[T] | None:
+        """``read`` of a LlamaIndex span's entity ``key``, for the spans ``matches`` picks.
+
+        Asked only of OpenLLMetry's LlamaIndex spans: one scope comparison for the others.
+        """
         span = view.span
-        if span.scope != llama_index.OL_SCOPE or not llama_index.is_reply_parser(span, _TASK):
+        if span.scope != llama_index.OL_SCOPE or not matches(span):
             return None
-        found = self._entity(view, ENTITY_OUTPUT)
-        read = None if found is None else llama_index.reasoning_step(found.value)
-        return None if found is None or read is None else Found(read, found.source, found.truncated)
+        found = self._entity(view, key)
+        value = None if found is None else read(found.value)
+        return (
+            None if found is None or value is None else Found(value, found.source, found.truncated)
+        )
 
     @staticmethod
     def _entity(view: SpanView, key: str) -> Found[JsonValue] | None:
