@@ -124,6 +124,48 @@ def test_jsonl_to_stdout_has_the_documented_fields() -> None:
     assert first["status"] == "ok"
 
 
+MODEL_CONTEXT = ("system_instructions", "tool_definitions", "retrieved", "grounding")
+
+
+def test_the_model_context_is_written_when_asked_for() -> None:
+    """``--model-context`` adds what the model was given, as the trace recorded it (ADK
+    schema 1: the request's config); without it, neither the keys nor their provenance."""
+    path = str(EXAMPLES / "adk-schema1-legacy.jsonl")
+    code, out, _ = run("import", path, "--model-context", "-q")
+    assert code == 0
+    records = [orjson.loads(line) for line in out.splitlines()]
+    # The first model call's: a pipeline's is its first sub-agent's.
+    assert [(r["agent"], r["system_instructions"].split("\n")[0]) for r in records] == [
+        ("weather_agent", "Answer weather questions. Use the tools."),
+        ("pipeline", "Collect the facts with the tools."),
+    ]
+    for r in records:
+        [tool] = r["tool_definitions"]
+        assert [d["name"] for d in tool["function_declarations"]] == ["get_weather"]
+        assert (r["retrieved"], r["grounding"]) == ([], [])
+        assert r["provenance"]["system_instructions"] == "gcp.vertex.agent.llm_request.config"
+    code, out, _ = run("import", path, "-q")
+    bare = [orjson.loads(line) for line in out.splitlines()]
+    assert [{k: v for k, v in r.items() if k not in MODEL_CONTEXT} for r in records] != bare
+    for r in bare:
+        assert not set(MODEL_CONTEXT) & (r.keys() | r["provenance"].keys())
+    # Everything else is what the plain import writes.
+    for r in records:
+        for key in MODEL_CONTEXT:
+            del r[key]
+            r["provenance"].pop(key, None)
+    assert records == bare
+
+
+def test_the_model_context_is_not_written_into_an_evalset(tmp_path: Path) -> None:
+    out = tmp_path / "x.evalset.json"
+    code, _, err = run("import", str(EXAMPLES), "--model-context", "-o", str(out))
+    assert code == 2
+    assert "--model-context is written by --format jsonl only" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
 def test_bad_line_is_located_skipped_and_exit_1(tmp_path: Path) -> None:
     good = (EXAMPLES / "adk-schema1-legacy.jsonl").read_text().splitlines()
     path = tmp_path / "mixed.jsonl"

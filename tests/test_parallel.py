@@ -50,21 +50,30 @@ def small_traffic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _sequential(path: Path, idle: int) -> tuple[list[bytes], ImportStats]:
+def _sequential(
+    path: Path, idle: int, *, model_context: bool = False
+) -> tuple[list[bytes], ImportStats]:
     stats = ImportStats()
     out = io.BytesIO()
     invocations = invocations_from_batches(
-        read_file(str(path)), stats, assembler=TraceAssembler(idle_records=idle)
+        read_file(str(path)),
+        stats,
+        assembler=TraceAssembler(idle_records=idle),
+        model_context=model_context,
     )
-    write_jsonl(invocations, out)
+    write_jsonl(invocations, out, model_context=model_context)
     return sorted(out.getvalue().splitlines()), stats
 
 
-def _parallel(path: Path, idle: int, part_bytes: int) -> tuple[list[bytes], ImportStats, int]:
+def _parallel(
+    path: Path, idle: int, part_bytes: int, *, model_context: bool = False
+) -> tuple[list[bytes], ImportStats, int]:
     parts = plan_parts([str(path)], jobs=3, idle_records=idle, min_part_bytes=part_bytes)
     stats = ImportStats()
     out = io.BytesIO()
-    written = write_jsonl_parallel(parts, out, stats, jobs=3, idle_records=idle)
+    written = write_jsonl_parallel(
+        parts, out, stats, jobs=3, idle_records=idle, model_context=model_context
+    )
     assert written == stats.invocations
     return sorted(out.getvalue().splitlines()), stats, len(parts)
 
@@ -79,6 +88,27 @@ def test_parallel_output_equals_sequential(traffic: Path, idle: int, part_bytes:
     for name in ("spans", "logs", "traces", "invocations", "traces_without_agent"):
         assert getattr(par, name) == getattr(seq, name), name
     assert par.records == seq.records
+
+
+def test_parallel_output_with_the_model_context_equals_sequential(traffic: Path) -> None:
+    """``tracescore import --model-context``: workers read and write it as one process
+    does; without it, neither the keys nor the provenance of what was not read."""
+    expected, _ = _sequential(traffic, 400, model_context=True)
+    got, _, n_parts = _parallel(traffic, 400, 1_500_000, model_context=True)
+    assert n_parts >= 3
+    assert got == expected
+    records = [orjson.loads(line) for line in got]
+    context = ("system_instructions", "tool_definitions", "retrieved", "grounding")
+    assert all(set(context) <= r.keys() for r in records)
+    # The generated agents state instructions and offer tools (ADK and GenAI runs).
+    instructed = [r for r in records if r["system_instructions"]]
+    assert len(instructed) > len(records) // 2
+    assert all("system_instructions" in r["provenance"] for r in instructed)
+    assert any(r["tool_definitions"] for r in records)
+    plain, _, _ = _parallel(traffic, 400, 1_500_000)
+    bare = [orjson.loads(line) for line in plain]
+    assert len(bare) == len(records)
+    assert not any(set(context) & (r.keys() | r["provenance"].keys()) for r in bare)
 
 
 @pytest.mark.parametrize(("idle", "part_bytes"), [(400, 1_500_000), (5_000, 2_000_000)])
@@ -132,7 +162,9 @@ def test_values_nested_as_deep_as_the_readers_take_come_out_as_in_one_process(
     assert got == expected
     assert sum(b'[[[["' in line for line in got) >= 3  # text from 200 levels down
     parts = plan_parts([str(path)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
-    invocations = import_parallel(parts, ImportStats(), jobs=3, idle_records=400)
+    invocations = import_parallel(
+        parts, ImportStats(), jobs=3, idle_records=400, model_context=False
+    )
     # As JSON Lines: == on the objects would recurse 1000 levels.
     assert sorted(invocation_json(inv) for inv in invocations) == expected
 
@@ -420,7 +452,8 @@ def test_traces_crossing_from_one_file_into_another_are_merged(
 
     stats = ImportStats()
     expected = io.BytesIO()
-    write_jsonl(invocations_from_batches(_both(a, b), stats, assembler=_asm(400)), expected)
+    found = invocations_from_batches(_both(a, b), stats, assembler=_asm(400), model_context=False)
+    write_jsonl(found, expected)
     parts = plan_parts([str(a), str(b)], jobs=3, idle_records=400, min_part_bytes=1_500_000)
     assert len(parts) >= 3 and parts[-1].start is None
     got = io.BytesIO()
@@ -698,7 +731,7 @@ def test_retried_and_late_lines_give_the_sequential_outcome(
     if seed % 2:
         assert seq.logs and seq.dropped["no_trace_id"]
     par = ImportStats()
-    got = import_parallel(parts, par, jobs=3, idle_records=idle)
+    got = import_parallel(parts, par, jobs=3, idle_records=idle, model_context=False)
     assert sorted(orjson.dumps(invocation_record(i), default=str) for i in got) == expected
     assert par.dropped == seq.dropped
 

@@ -71,7 +71,10 @@ def _ids(paths: list[Path]) -> list[set[str]]:
 def _sequential(paths: list[Path]) -> list[bytes]:
     out = io.BytesIO()
     found = invocations_from_batches(
-        _batches(paths), ImportStats(), assembler=TraceAssembler(idle_records=IDLE)
+        _batches(paths),
+        ImportStats(),
+        assembler=TraceAssembler(idle_records=IDLE),
+        model_context=False,  # as write_jsonl_parallel (and tracescore import) by default
     )
     write_jsonl(found, out)
     return sorted(out.getvalue().splitlines())

@@ -3,7 +3,9 @@
 The record is the stable, documented face of an invocation for other tools: ids,
 agent, user content, tool calls with results, intermediate responses, final response,
 status and reason, the error the run ended in (None when it did not fail), plus usage,
-timing, warnings and provenance.
+timing, warnings and provenance. With the model's context (``tracescore import
+--model-context``), four more keys: ``system_instructions``, ``tool_definitions``,
+``retrieved`` and ``grounding`` (what a RAG dataset pairs with each question and answer).
 """
 
 from __future__ import annotations
@@ -29,9 +31,20 @@ def _jsonable(value: JsonValue) -> JsonValue:
     return value
 
 
-def invocation_record(inv: Invocation) -> dict[str, JsonValue]:
-    """The JSON Lines record of one invocation."""
-    return {
+def invocation_record(inv: Invocation, *, model_context: bool = False) -> dict[str, JsonValue]:
+    """The JSON Lines record of one invocation.
+
+    Args:
+        inv: The invocation.
+        model_context: Add the model's context, as read when ``inv`` was rebuilt
+            (:mod:`tracescore.model_context`): ``system_instructions`` and
+            ``tool_definitions`` (null when not captured), ``retrieved`` (texts) and
+            ``grounding`` (``{author, metadata}``), both lists, empty when there were none.
+            Only meaningful for invocations rebuilt with the model's context: without it,
+            these say nothing was found.
+
+    """
+    record: dict[str, JsonValue] = {
         "trace_id": inv.trace_id,
         "conversation_id": inv.conversation_id,
         "invocation_id": inv.invocation_id,
@@ -68,11 +81,22 @@ def invocation_record(inv: Invocation) -> dict[str, JsonValue]:
         "provenance": dict(inv.provenance),
         "tags": dict(inv.tags),
     }
+    if model_context:
+        record["system_instructions"] = inv.system_instructions
+        record["tool_definitions"] = _jsonable(inv.tool_definitions)
+        record["retrieved"] = list(inv.retrieved)
+        record["grounding"] = [
+            {"author": g.author, "metadata": _jsonable(g.metadata)} for g in inv.grounding
+        ]
+    return record
 
 
-def invocation_json(inv: Invocation) -> bytes:
-    """The record of ``inv`` as JSON, always writable (see :func:`json_bytes`)."""
-    return json_bytes(invocation_record(inv))
+def invocation_json(inv: Invocation, *, model_context: bool = False) -> bytes:
+    """The record of ``inv`` as JSON, always writable (see :func:`json_bytes`).
+
+    ``model_context`` as in :func:`invocation_record`.
+    """
+    return json_bytes(invocation_record(inv, model_context=model_context))
 
 
 def json_bytes(value: object, *, option: int | None = None) -> bytes:
@@ -141,11 +165,16 @@ def _json_text(value: object) -> str:
     return "".join(out)
 
 
-def write_jsonl(invocations: Iterable[Invocation], out: IO[bytes]) -> int:
-    """Write one record per line; return how many were written."""
+def write_jsonl(
+    invocations: Iterable[Invocation], out: IO[bytes], *, model_context: bool = False
+) -> int:
+    """Write one record per line; return how many were written.
+
+    ``model_context`` as in :func:`invocation_record`.
+    """
     n = 0
     for inv in invocations:
-        out.write(invocation_json(inv))
+        out.write(invocation_json(inv, model_context=model_context))
         out.write(b"\n")
         n += 1
     return n

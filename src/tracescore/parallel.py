@@ -111,13 +111,16 @@ def write_jsonl_parallel(
     jobs: int,
     idle_records: int,
     on_error: Callable[[TraceFormatError], None] | None = None,
-    model_context: bool = True,
+    model_context: bool = False,
     spool_dir: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Import ``parts`` on ``jobs`` processes and write JSON Lines to ``out``.
 
-    ``model_context`` as in :func:`tracescore.importer.invocations_from_batches`.
+    With ``model_context``, the model's context is read
+    (:func:`tracescore.importer.invocations_from_batches`) and written
+    (:func:`tracescore.export.invocation_record`), as ``tracescore import
+    --model-context`` does; without, neither.
     Workers write their lines to spool files in a new directory under ``spool_dir``
     (default: the system's temporary directory), removed before returning. They hold
     the output on its way to ``out``, each deleted once appended, so that directory
@@ -152,7 +155,11 @@ def write_jsonl_parallel(
         try:
             with closing(chunks):
                 for chunk in chunks:
-                    ready = chunk if isinstance(chunk, bytes | _Spooled) else jsonl(chunk)
+                    ready = (
+                        chunk
+                        if isinstance(chunk, bytes | _Spooled)
+                        else jsonl(chunk, model_context=model_context)
+                    )
                     if rewind is None:
                         held.append(ready)
                     else:
@@ -166,7 +173,8 @@ def write_jsonl_parallel(
     if rewind is not None:
         out.seek(rewind)
         out.truncate()
-    out.writelines(jsonl_lines(_one_process(parts, stats, idle_records, errors, model_context)))
+    again = _one_process(parts, stats, idle_records, errors, model_context)
+    out.writelines(jsonl_lines(again, model_context=model_context))
     return stats.invocations - written
 
 

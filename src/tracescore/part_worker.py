@@ -102,18 +102,23 @@ class PartResult:
     stats: ImportStats = field(default_factory=ImportStats)
 
 
-def jsonl(invocations: Iterable[Invocation]) -> bytes:
-    """Invocations as JSON Lines records, as ``tracescore import`` writes them."""
-    return b"".join(jsonl_lines(invocations))
+def jsonl(invocations: Iterable[Invocation], *, model_context: bool = False) -> bytes:
+    """Invocations as JSON Lines records, as ``tracescore import`` writes them.
+
+    ``model_context`` as in :func:`tracescore.export.invocation_record`.
+    """
+    return b"".join(jsonl_lines(invocations, model_context=model_context))
 
 
-def jsonl_lines(invocations: Iterable[Invocation]) -> Iterator[bytes]:
+def jsonl_lines(
+    invocations: Iterable[Invocation], *, model_context: bool = False
+) -> Iterator[bytes]:
     """:func:`jsonl`, one line at a time.
 
     Values nested deeper than orjson writes are written as text, as
     :func:`tracescore.export.write_jsonl` writes them.
     """
-    return (invocation_json(i) + b"\n" for i in invocations)
+    return (invocation_json(i, model_context=model_context) + b"\n" for i in invocations)
 
 
 #: How a worker sends its invocations back: as JSON Lines records (what ``import``
@@ -210,9 +215,9 @@ def run_part(
             # drain.
             encoded, kept = b"", []
             if spooled is not None:
-                spooled.writelines(jsonl_lines(found))
+                spooled.writelines(jsonl_lines(found, model_context=model_context))
             elif encoding == "jsonl":
-                encoded = jsonl(found)
+                encoded = jsonl(found, model_context=model_context)
             else:
                 kept = list(found)
             continued = frozenset() if part.last else edge_after(part, around, head)
@@ -223,10 +228,10 @@ def run_part(
                 for i in trace_invocations(t, stats, model_context=model_context)
             )
             if spooled is not None:
-                spooled.writelines(jsonl_lines(kept))
+                spooled.writelines(jsonl_lines(kept, model_context=model_context))
                 output = b""
             elif encoding == "jsonl":
-                output = encoded + jsonl(kept)
+                output = encoded + jsonl(kept, model_context=model_context)
             else:  # our own worker's objects, read back only by the parent that started it
                 payload = kept if encoding != "scored" else _with_verdicts(kept)
                 output = dumps_deep(payload)

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from conv_helpers import TraceBuilder, imported, run_harness, run_view
 
 import llama_index_harness
 from fake_ollama import COMPLETION_TOKENS, PROMPT_TOKENS
 from tracescore.assembly import TraceAssembler
+from tracescore.cli import main
 from tracescore.conventions import llama_index
 from tracescore.formats.files import read_file
 from tracescore.importer import ImportStats, import_paths
@@ -166,6 +168,21 @@ def test_an_engine_run_has_the_documents_its_model_was_given(recorded: Path, sce
     # Model context is read only when a criterion needs it (not by `tracescore import`).
     plain = import_paths([recorded / f"{scenario}.jsonl"], stats, model_context=False)
     assert all(i.retrieved == () for i in plain)
+
+
+@pytest.mark.parametrize("scenario", ["query_engine", "chat_engine"])
+def test_an_engine_run_imports_as_a_rag_record(recorded: Path, scenario: str) -> None:
+    """``tracescore import --model-context``: question, documents and answer per line, what
+    a RAG evaluation dataset is made of, as the engine reported them."""
+    result = CliRunner().invoke(
+        main, ["import", str(recorded / f"{scenario}.jsonl"), "--model-context", "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    expected = json.loads((recorded / "expected.json").read_text())[scenario]
+    assert [(r["user_content"], r["retrieved"], r["final_response"]) for r in records] == [
+        (run["user"], run["retrieved"], run["final"]) for run in expected
+    ]
 
 
 def test_a_chat_engine_turn_is_the_message_and_the_answer(recorded: Path) -> None:

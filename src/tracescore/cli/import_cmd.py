@@ -149,6 +149,13 @@ def _open_output(output: str) -> tuple[IO[bytes], str | None]:
     "Default: evalset when OUTPUT ends in .json, else jsonl.",
 )
 @option("--eval-set-id", default=None, help="eval_set_id of the written evalset.")
+@option(
+    "--model-context",
+    is_flag=True,
+    help="Also write what the model was given (jsonl only): system_instructions, "
+    "tool_definitions, retrieved (documents a retriever found) and grounding "
+    "(search grounding metadata).",
+)
 @idle_records_option
 @jobs_option("large JSON Lines inputs written as jsonl")
 @option("--strict", is_flag=True, help="Stop at the first bad record.")
@@ -158,6 +165,7 @@ def import_command(
     output: str,
     fmt: str | None,
     eval_set_id: str | None,
+    model_context: bool,
     idle_records: int,
     jobs: int,
     strict: bool,
@@ -173,13 +181,20 @@ def import_command(
     reporter = Reporter(console, quiet=quiet)
     stats = ImportStats()
     fmt = _format_for(output, fmt)
+    if model_context and fmt != "jsonl":
+        # An ADK evalset has no place for retrieved documents, and its app_details want
+        # tool declarations as Gemini Tool objects, which other conventions do not record.
+        raise click.UsageError(
+            "--model-context is written by --format jsonl only "
+            "(an ADK evalset has no place for retrieved documents)"
+        )
     try:
         files = input_files(paths, {"--output": output}, console, quiet=quiet)
         stats.files = len(files)
         out, tmp = _open_output(output)
         parts = _parallel_parts(files, fmt=fmt, jobs=jobs, strict=strict, idle=idle_records)
-        # Neither output format carries system instructions or tool declarations: not
-        # rebuilt (decoding them is ~6% of rebuilding a run).
+        # Without --model-context, neither output carries the model's context: not read
+        # (decoding system instructions and tool declarations is ~6% of rebuilding a run).
         try:
             if parts:
                 with bulk_gc(), _parallel_progress(files, console) as progress:
@@ -190,7 +205,7 @@ def import_command(
                         jobs=resolve_jobs(jobs),
                         idle_records=idle_records,
                         on_error=reporter.error,
-                        model_context=False,
+                        model_context=model_context,
                         # Spooled beside the output: the space it needs is the output's.
                         spool_dir=None if tmp is None else os.path.dirname(tmp),
                         progress=progress,
@@ -203,11 +218,16 @@ def import_command(
                     strict=strict,
                     assembler=TraceAssembler(idle_records=idle_records),
                     on_error=reporter.error,
-                    model_context=False,
+                    model_context=model_context,
                 )
                 with bulk_gc():
                     written, skipped = _write(
-                        invocations, out, fmt=fmt, eval_set_id=eval_set_id, output=output
+                        invocations,
+                        out,
+                        fmt=fmt,
+                        eval_set_id=eval_set_id,
+                        output=output,
+                        model_context=model_context,
                     )
             if tmp is not None:
                 out.close()
@@ -258,9 +278,10 @@ def _write(
     fmt: str,
     eval_set_id: str | None,
     output: str,
+    model_context: bool,
 ) -> tuple[int, int]:
     if fmt == "jsonl":
-        return write_jsonl(invocations, out), 0
+        return write_jsonl(invocations, out, model_context=model_context), 0
     conversations = group_conversations(list(invocations))
     set_id = eval_set_id or _default_set_id(output)
     doc, written, skipped = conversations_to_evalset(conversations, eval_set_id=set_id)
