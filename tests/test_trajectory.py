@@ -216,6 +216,32 @@ def test_outputs_not_captured_falls_back_to_tool_spans_and_is_not_evaluable() ->
     assert any("tool spans" in w for w in inv.warnings)
 
 
+def test_a_cut_trace_without_any_content_says_capture_is_off() -> None:
+    """Model calls without content say what to fix whether or not the run's end came (a
+    run whose end is content too never ends); calls with content in a cut trace, and a
+    trace without model calls, say it was cut."""
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, None, None)
+    [inv] = build_invocations(tb.spans, complete=False)
+    assert inv.reason_code == "content_not_captured"
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in (inv.reason or "")
+    assert "flushed before its run was seen to end" in (inv.reason or "")
+    [whole] = build_invocations(tb.spans)
+    assert whole.reason_code == "content_not_captured"
+    assert "flushed" not in (whole.reason or "")
+
+    captured = TraceBuilder()
+    chat(captured, agent(captured, "a"), [user("q")], None)
+    [cut] = build_invocations(captured.spans, complete=False)
+    assert cut.reason_code == "incomplete_trace"
+    bare = TraceBuilder()
+    agent(bare, "a")
+    assert [i.reason_code for i in build_invocations(bare.spans, complete=False)] == [
+        "incomplete_trace"
+    ]
+
+
 def test_redacted_content_is_not_captured() -> None:
     tb = TraceBuilder()
     root = agent(tb, "a")

@@ -440,14 +440,19 @@ def _evaluability(
     failed: Sequence[LlmStep] = (),
     missing: int = 0,
 ) -> tuple[NotEvaluableReason | None, str | None]:
-    if not complete:
+    truncated = any("truncated" in w for w in warnings)
+    # Model calls that carry no content at all say capture was off, which is what to
+    # fix, whether or not the run's end came: with content capture off some runs never
+    # say they ended (OpenLLMetry writes a LlamaIndex agent's StopEvent as content).
+    uncaptured = bool(run.llm_steps) and user is None and not responses and not truncated
+    if not complete and not uncaptured:
         return "incomplete_trace", (
             "the trace was flushed before its run ended (its root span, or the step that"
             " ends a run whose root span ends first, never arrived)"
         )
     if not run.llm_steps and not responses:
         return "no_model_call", "no model call was found in this agent run"
-    if user is None and any("truncated" in w for w in warnings):
+    if user is None and truncated:
         return "no_user_message", (
             "the user message was lost: the payload that carries it was truncated "
             "(tracing backends cap attribute values, e.g. at 64 KiB)"
@@ -460,5 +465,6 @@ def _evaluability(
         # model output for some APIs (OpenLLMetry's OpenAI Agents one, Chat Completions).
         what = "user message missing" if user is None else "model output missing, input captured"
         hint = capture_hint(run.spans) or "turn on message content capture in the agent"
-        return "content_not_captured", f"content not captured ({what}): {hint}"
+        unended = "" if complete else "; the trace was flushed before its run was seen to end"
+        return "content_not_captured", f"content not captured ({what}): {hint}{unended}"
     return None, None

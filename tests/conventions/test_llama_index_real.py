@@ -308,3 +308,39 @@ def test_an_import_waits_for_the_run_to_end(recorded: Path) -> None:
     [trace] = [t for t in released if t.trace_id == spans[0].trace_id]
     assert len(trace.spans) == len(spans)
     assert not assembler.dropped
+
+
+def test_openllmetry_without_content_says_how_to_capture_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """``TRACELOOP_TRACE_CONTENT=false``: no messages, and no ``StopEvent`` either (it is
+    content), so a live agent run is never seen to end and leaves after the orphan
+    window. Its invocation still says what to fix, capture, not that the trace was cut."""
+    out = run_harness(
+        HARNESS,
+        tmp_path_factory.mktemp("llama-index-openllmetry-no-content"),
+        "openllmetry",
+        env={"TRACELOOP_TRACE_CONTENT": "false"},
+    )
+    now = [0.0]
+    for scenario in AGENT_SCENARIOS:
+        spans = _export_order(out / f"{scenario}.jsonl")
+        assert not any("traceloop.entity.output" in s.attributes for s in spans)
+        now[0] = 0.0
+        live = LiveAssembler(idle_s=2.0, orphan_ttl_s=120.0, clock=lambda: now[0])
+        released = live.add(spans)
+        now[0] += 60.0
+        assert released + live.due() == []  # no run says it ended
+        now[0] += 120.0
+        released = live.due()
+        assert {t.kind for t in released} == {"incomplete"}
+        live_runs = [
+            i for t in released for i in build_invocations(t.spans, complete=t.kind == "complete")
+        ]
+        expected = json.loads((out / "expected.json").read_text())[scenario]
+        for invocations in (live_runs, imported(out / f"{scenario}.jsonl")):
+            assert len(invocations) == len(expected), scenario
+            for inv in invocations:
+                assert (inv.status, inv.reason_code) == ("not_evaluable", "content_not_captured")
+                assert inv.reason is not None and "TRACELOOP_TRACE_CONTENT=true" in inv.reason
+        assert all("flushed before its run was seen to end" in (i.reason or "") for i in live_runs)
