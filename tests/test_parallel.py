@@ -242,7 +242,7 @@ def test_cli_jobs_split_a_large_file_and_write_the_same_lines(
 ) -> None:
     """Also once a line from the start comes again at the end (a retried export): the
     two workers both built its traces, so the command imports again in one process and
-    says so; the output is still what ``-j 1`` writes."""
+    says so; the output is still what ``-j 1`` writes (with ``--model-context`` too)."""
     from click.testing import CliRunner
 
     from tracescore.cli import main
@@ -251,12 +251,12 @@ def test_cli_jobs_split_a_large_file_and_write_the_same_lines(
     gen_traces.generate(20_000, big, seed=5)  # ~47 MB: two parts of >= 8 MiB
     assert len(plan_parts([str(big)], jobs=2, idle_records=100)) == 2
 
-    def outputs() -> list[list[bytes]]:
+    def outputs(*more: str) -> list[list[bytes]]:
         outs = []
         for jobs in ("1", "2"):
             out = tmp_path / f"out{jobs}.jsonl"
             args = ["import", str(big), "--format", "jsonl", "--idle-records", "100", "-j", jobs]
-            result = CliRunner().invoke(main, [*args, "-o", str(out)])
+            result = CliRunner().invoke(main, [*args, *more, "-o", str(out)])
             assert result.exit_code == 0, result.stderr
             outs.append(sorted(out.read_bytes().splitlines()))
         return outs
@@ -270,6 +270,11 @@ def test_cli_jobs_split_a_large_file_and_write_the_same_lines(
         one, two = outputs()
         assert one == two
         assert "importing in one process" in caplog.text
+        caplog.clear()
+        one, two = outputs("--model-context")
+        assert one == two
+        assert "importing in one process" in caplog.text
+        assert all(b'"retrieved":[' in line for line in two)
 
 
 def _plan_into(planned: list[object], paths: list[str]) -> None:
