@@ -36,6 +36,7 @@ from typing import Any
 import openai
 from agents import (
     Agent,
+    FileSearchTool,
     HandoffOutputItem,
     ItemHelpers,
     MessageOutputItem,
@@ -49,7 +50,7 @@ from agents import (
     ToolCallOutputItem,
     function_tool,
 )
-from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage
+from openai.types.responses import ResponseFileSearchToolCall, ResponseFunctionToolCall
 from openinference.instrumentation import using_session
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from opentelemetry.instrumentation.openai_agents import (
@@ -71,18 +72,50 @@ class Call:
     id: str
 
 
-Turn = Sequence[str | Call]
+@dataclass(frozen=True)
+class FileSearch:
+    """A file search the Responses API runs itself (``FileSearchTool``): its results."""
+
+    id: str
+    queries: list[str]
+    texts: list[str]
+
+    def item(self) -> dict[str, Any]:
+        """The ``file_search_call`` output item, results included (as the SDK asks)."""
+        results = [
+            {"file_id": f"file-{n}", "filename": f"doc{n}.md", "score": 1 - n / 10, "text": t}
+            for n, t in enumerate(self.texts)
+        ]
+        return {
+            "type": "file_search_call",
+            "id": self.id,
+            "status": "completed",
+            "queries": self.queries,
+            "results": results,
+        }
+
+
+Turn = Sequence[str | Call | FileSearch]
 
 
 def _responses_body(turn: Turn, index: int) -> dict[str, Any]:
-    return scripted_response(
+    body = scripted_response(
         index,
-        [b if isinstance(b, str) else (b.name, b.args, b.id) for b in turn],
+        [
+            b if isinstance(b, str) else (b.name, b.args, b.id)
+            for b in turn
+            if not isinstance(b, FileSearch)
+        ],
         input_tokens=13,
     )
+    items = iter(body["output"])
+    body["output"] = [b.item() if isinstance(b, FileSearch) else next(items) for b in turn]
+    return body
 
 
 def _chat_body(turn: Turn, index: int) -> dict[str, Any]:
+    if any(isinstance(b, FileSearch) for b in turn):
+        raise ValueError("hosted tools are a Responses API feature")
     texts = [b for b in turn if isinstance(b, str)]
     calls = [
         {
@@ -154,7 +187,9 @@ def view(result: RunResult | RunResultStreaming) -> dict[str, Any]:
     ]
     last_output = result.raw_responses[-1].output if result.raw_responses else []
     final = None
-    if texts and all(isinstance(o, ResponseOutputMessage) for o in last_output):
+    # The run ended on this reply: no call of the agent's own (a hosted tool's item, a
+    # file search the API ran, is none).
+    if texts and not any(isinstance(o, ResponseFunctionToolCall) for o in last_output):
         final = texts.pop()[1]
     first_input = result.input if isinstance(result.input, str) else None
     return {
@@ -228,6 +263,12 @@ SCRIPTS: dict[str, list[Turn]] = {
     "streamed": [
         ["Looking up Quito.", Call("get_weather", {"city": "Quito"}, "r1")],
         ["Quito: sunny, 21 °C."],
+    ],
+    "file_search": [
+        [
+            FileSearch("fs_1", ["weather in Lima"], ["Lima: sunny all year.", "Oslo: rain."]),
+            "Lima is sunny all year, says the handbook.",
+        ],
     ],
     "agent_as_tool": [
         [Call("ask_weather", {"input": "Weather in Kyiv?"}, "a1")],
@@ -305,6 +346,30 @@ async def agent_as_tool(model: Model) -> list[dict[str, Any]]:
     return [outer, *inner]  # the caller's run starts first
 
 
+async def file_search(model: Model) -> list[dict[str, Any]]:
+    """A ``FileSearchTool``: the API searches the files itself, inside the model call.
+
+    The run also says what the search found (``retrieved``), from the SDK's response.
+    """
+    search = FileSearchTool(vector_store_ids=["vs_1"], include_search_results=True)
+    agent = Agent(
+        name="librarian", instructions="Answer from the files.", tools=[search], model=model
+    )
+    result = await Runner.run(agent, "Weather in Lima?")
+    found = [
+        r.text
+        for response in result.raw_responses
+        for out in response.output
+        if isinstance(out, ResponseFileSearchToolCall)
+        for r in out.results or ()
+        if r.text is not None
+    ]
+    return [{"agents": _agents(result), **view(result), "retrieved": found}]
+
+
+#: Scenarios of the Responses API only (its hosted tools).
+RESPONSES_ONLY: dict[str, Scenario] = {"file_search": file_search}
+
 SCENARIOS: dict[str, Scenario] = {
     f.__name__: f
     for f in (
@@ -332,7 +397,8 @@ async def main(api: str, out_dir: Path) -> None:
         )
     render = _responses_body if api == "responses" else _chat_body
     expected = {}
-    for name, scenario in SCENARIOS.items():
+    scenarios = {**SCENARIOS, **(RESPONSES_ONLY if api == "responses" else {})}
+    for name, scenario in scenarios.items():
         bodies = [render(turn, i) for i, turn in enumerate(SCRIPTS[name])]
         with FakeOpenAI(bodies) as fake:
             client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="test", max_retries=0)

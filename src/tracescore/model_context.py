@@ -1,7 +1,8 @@
 """What a run's model was given besides the conversation: its context.
 
 The developer instructions and tool declarations of the run's first model call, the
-documents its retrievals found (a RAG pipeline's) and the grounding metadata of replies
+documents its retrievals found (a RAG pipeline's, or the model provider's own file
+search) and the grounding metadata of replies
 a model's built-in search grounded. No deterministic criterion reads them; the judges do
 (:attr:`tracescore.criteria.Criterion.needs_model_context`), so they are read only when a
 judged criterion is configured (decoding instructions and tool declarations alone is
@@ -57,9 +58,18 @@ def read_model_context(
     return ModelContext(
         system_instructions=system,
         tool_definitions=tools,
-        retrieved=_retrieved(run.retrievals, provenance),
+        retrieved=_retrieved(_searched(run, llm_steps), provenance),
         grounding=_grounding(llm_steps, provenance),
     )
+
+
+def _searched(run: AgentRun, llm_steps: Sequence[LlmStep]) -> list[SpanView]:
+    """The views that may say what was found, by start.
+
+    The retrievals, and the model calls: a provider's own file search runs inside one.
+    """
+    views = [*run.retrievals, *(v for step in llm_steps for v in step.views)]
+    return sorted(views, key=lambda v: v.span.start_ns)
 
 
 def _retrieved(views: Sequence[SpanView], provenance: dict[str, str]) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from conv_helpers import imported, run_harness, run_view
 
 import openai_agents_harness
 from tracescore.conventions.traceloop import CAPTURE_HINT
+from tracescore.importer import ImportStats, import_paths
 
 HARNESS = Path(openai_agents_harness.__file__)
 OPENLLMETRY = {"TRACESCORE_HARNESS_INSTRUMENTATION": "openllmetry"}
@@ -41,6 +42,17 @@ def test_rebuilt_invocations_equal_what_the_sdk_recorded(responses: Path, scenar
         assert inv.warnings == ()
         assert inv.usage.input_tokens == 13 * inv.inference_calls
         assert inv.provenance["responses"] == "gen_ai.output.messages"
+
+
+def test_a_hosted_file_search_leaves_no_trace_but_its_answer(responses: Path) -> None:
+    """OpenLLMetry writes a Responses API reply's text and function calls only: the file
+    search the API ran inside the call is not in its output messages, so the run is right
+    but has nothing to say of what was found."""
+    [expected] = json.loads((responses / "expected.json").read_text())["file_search"]
+    assert expected.pop("retrieved")  # the SDK saw results
+    [inv] = import_paths([responses / "file_search.jsonl"], ImportStats())
+    assert run_view(inv, authors=True, failed=False) == expected
+    assert (inv.status, inv.retrieved) == ("ok", ())
 
 
 def test_a_tool_that_raised_is_flagged(responses: Path) -> None:

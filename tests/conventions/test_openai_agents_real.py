@@ -20,6 +20,7 @@ from conv_helpers import imported, run_harness, run_view
 
 import openai_agents_harness
 from tracescore.conventions.openinference import CAPTURE_HINT
+from tracescore.importer import ImportStats, import_paths
 from tracescore.model import group_conversations
 
 HARNESS = Path(openai_agents_harness.__file__)
@@ -43,6 +44,26 @@ def test_rebuilt_invocations_equal_what_the_sdk_recorded(recorded: Path, scenari
         assert inv.warnings == ()
         assert inv.usage.input_tokens == 13 * inv.inference_calls
         assert inv.error is None
+
+
+@pytest.mark.parametrize("recorded", ["responses"], indirect=True)
+def test_a_hosted_file_search_is_what_the_model_read_not_a_call(recorded: Path) -> None:
+    """A ``FileSearchTool`` runs inside the Responses API call: OpenInference writes it as
+    a call named ``file_search_call`` and its results as a tool message in the same
+    output. It is no call of the agent's (the SDK ran none) and the reply's text is the
+    answer; what the search found is the run's retrieved documents."""
+    [expected] = json.loads((recorded / "expected.json").read_text())["file_search"]
+    found = expected.pop("retrieved")
+    [inv] = imported(recorded / "file_search.jsonl")
+    assert run_view(inv, authors=True, failed=False) == expected
+    assert (inv.tool_calls, inv.final_response) == (
+        (),
+        "Lima is sunny all year, says the handbook.",
+    )
+    assert (inv.status, inv.warnings) == ("ok", ())
+    [with_context] = import_paths([recorded / "file_search.jsonl"], ImportStats())
+    assert list(with_context.retrieved) == found == ["Lima: sunny all year.", "Oslo: rain."]
+    assert with_context.provenance["retrieved"] == "llm.output_messages"
 
 
 def test_a_tool_that_raised_is_flagged(recorded: Path) -> None:

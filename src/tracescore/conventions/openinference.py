@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from tracescore.conventions import llama_index
+from tracescore.conventions import llama_index, server_tools
 from tracescore.conventions import openinference_flat as flat
 from tracescore.conventions.adk import ADK_SCOPE
 from tracescore.conventions.base import (
@@ -39,6 +39,7 @@ from tracescore.conventions.generic_io import (
 from tracescore.conventions.messages import (
     JsonValue,
     Message,
+    ToolCallPart,
     decoded_json,
     is_not_captured,
     one_reply,
@@ -92,6 +93,21 @@ def _langgraph_role(metadata: AttrValue | None) -> Literal["graph", "node"] | No
     if not isinstance(data, dict) or data.get("ls_integration") != "langgraph":
         return None
     return "node" if "langgraph_node" in data else "graph"
+
+
+def _responses_api_output(span: SpanRecord, msgs: list[Message]) -> bool:
+    """True when ``msgs`` (an LLM span's output messages) are one Responses API reply.
+
+    That is, several messages, or one with a call named like a hosted tool's item; this
+    is checked first, so ``output.value`` is parsed only then.
+    """
+    if len(msgs) < 2 and not any(
+        isinstance(p, ToolCallPart) and p.name in server_tools.HOSTED_ITEMS
+        for m in msgs
+        for p in m.parts
+    ):
+        return False
+    return _responses_api(span)
 
 
 def _responses_api(span: SpanRecord) -> bool:
@@ -295,8 +311,10 @@ class OpenInference(ConventionReader):
             if whole is not None:
                 return whole
         msgs = flat.messages(flat.parse_flat(view)[1], "assistant")
-        if len(msgs) > 1 and _responses_api(view.span):
-            msgs = one_reply(msgs)
+        if _responses_api_output(view.span, msgs):
+            # Hosted tools (a file search, a web search) are written as tool calls, a
+            # file search's results as a tool message: items of the reply, not calls.
+            msgs = one_reply(server_tools.hosted_calls(msgs))
         return Found(msgs, "llm.output_messages") if msgs else None
 
     def system_instructions(self, view: SpanView) -> Found[str] | None:
@@ -373,9 +391,18 @@ class OpenInference(ConventionReader):
         return None if found is None or read is None else Found(read, found.source, found.truncated)
 
     def retrieved(self, view: SpanView) -> Found[list[str]] | None:
-        """A RETRIEVER span's ``retrieval.documents.N.document.content``."""
+        """What a span found.
+
+        A RETRIEVER span's ``retrieval.documents.N.document.content``; an LLM span's
+        file search results (an OpenAI Responses API hosted tool).
+        """
         attrs = view.span.attributes
-        if attrs.get(SPAN_KIND) != "RETRIEVER":
+        kind = attrs.get(SPAN_KIND)
+        if kind == "LLM":
+            found = self.llm_output(view)
+            texts = server_tools.file_search_texts(found.value) if found else []
+            return Found(texts, "llm.output_messages") if texts else None
+        if kind != "RETRIEVER":
             return None
         texts = flat.documents(attrs)
         return Found(texts, "retrieval.documents") if texts else None
