@@ -2,8 +2,8 @@
 
 The developer instructions and tool declarations of the run's first model call, the
 documents its retrievals found (a RAG pipeline's, or the model provider's own file
-search) and the grounding metadata of replies
-a model's built-in search grounded. No deterministic criterion reads them; the judges do
+search) and the grounding metadata of replies a model's built-in search grounded. No
+deterministic criterion reads them; the judges do
 (:attr:`tracescore.criteria.Criterion.needs_model_context`), so they are read only when a
 judged criterion is configured (decoding instructions and tool declarations alone is
 ~6% of rebuilding a run).
