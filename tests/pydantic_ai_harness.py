@@ -27,6 +27,8 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     RetryPromptPart,
     TextPart,
     ToolCallPart,
@@ -270,6 +272,27 @@ def streamed() -> list[dict[str, Any]]:
     return [record(asyncio.run(run()), "weather_agent")]
 
 
+def native_tool() -> list[dict[str, Any]]:
+    """A native tool (``WebSearchTool``): the provider searches inside the model call, and
+    the reply carries the search's call and result beside its text. pydantic-ai runs no
+    tool; its messages hold them as native parts, not as calls of the agent."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        del messages, info
+        search = NativeToolCallPart("web_search", {"query": "lima weather"}, tool_call_id="ws_1")
+        found = {"status": "completed", "sources": [{"url": "https://weather.example/lima"}]}
+        return ModelResponse(
+            parts=[
+                search,
+                NativeToolReturnPart("web_search", found, tool_call_id="ws_1"),
+                TextPart("Lima is sunny."),
+            ]
+        )
+
+    agent: Agent[None, str] = Agent(FunctionModel(respond), name="searcher")
+    return [answered(agent, "Weather in Lima?")]
+
+
 def non_ascii() -> list[dict[str, Any]]:
     model = scripted([("get_weather", {"city": "東京"}, "c1")], ["東京は21度です。Ça va ?"])
     return [answered(weather_agent(model), "東京の天気は？ — «météo»")]
@@ -290,6 +313,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         delegation,
         streamed,
         non_ascii,
+        native_tool,
     )
 }
 #: Instrumentation versions pydantic-ai still emits (5 is its default).

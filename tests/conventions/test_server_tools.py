@@ -20,6 +20,7 @@ from tracescore.conventions.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    message_from_obj,
     response_reply,
 )
 from tracescore.conventions.openinference import OpenInference
@@ -136,3 +137,31 @@ def test_a_chat_completion_keeps_its_choices_and_calls() -> None:
         ToolCallPart(name="file_search_call", args={"queries": ["lima"]}, id="fs_1"),
     )
     assert OpenInference().retrieved(SpanView(TraceBuilder().span("chat", attrs))) is None
+
+
+def test_a_native_tool_in_genai_parts_is_the_providers() -> None:
+    """pydantic-ai marks its native tools' parts ``"builtin": true`` (the GenAI
+    conventions' ``server_tool_call``): the reply's, not the agent's calls."""
+    msg = message_from_obj(
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "tool_call", "id": "ws_1", "name": "web_search", "builtin": True},
+                {"type": "tool_call_response", "id": "ws_1", "builtin": True, "result": {}},
+                {"type": "tool_call", "id": "c1", "name": "get_weather", "builtin": False},
+                {"type": "text", "content": "Sunny."},
+            ],
+        }
+    )
+    assert msg is not None
+    assert [type(p).__name__ for p in msg.parts] == [
+        "OtherPart",
+        "OtherPart",
+        "ToolCallPart",
+        "TextPart",
+    ]
+    assert [p.type for p in msg.parts if isinstance(p, OtherPart)] == [
+        "server_tool_call",
+        "server_tool_call_response",
+    ]
+    assert [c.name for c in msg.tool_calls()] == ["get_weather"]

@@ -254,12 +254,16 @@ def _genai_part(ptype: str, obj: Mapping[str, object]) -> Part:
             return OtherPart(type=ptype, data=cast(JsonValue, dict(obj)))
         return TextPart(text=str(content), thought=ptype != "text")
     if ptype in ("tool_call", "function_call", "function"):
+        if obj.get("builtin") is True:
+            return _server_tool("server_tool_call", obj)
         return ToolCallPart(
             name=str(obj.get("name") or ""),
             args=parse_arguments(obj.get("arguments", obj.get("args"))),
             id=_opt_str(obj.get("id")),
         )
     if ptype in ("tool_call_response", "tool_result", "function_response"):
+        if obj.get("builtin") is True:
+            return _server_tool("server_tool_call_response", obj)
         response = obj.get("response")
         if response is None:
             response = obj.get("result")
@@ -271,6 +275,18 @@ def _genai_part(ptype: str, obj: Mapping[str, object]) -> Part:
             id=_opt_str(obj.get("id")),
         )
     return OtherPart(type=ptype, data=cast(JsonValue, dict(obj)))
+
+
+def _server_tool(kind: str, obj: Mapping[str, object]) -> OtherPart:
+    """A call (or its result) of a tool the model's provider ran inside the model call.
+
+    pydantic-ai writes its native tools' (a provider's web search, code execution...)
+    as tool calls and results marked ``"builtin": true``; the GenAI conventions name
+    them ``server_tool_call`` and ``server_tool_call_response``. The agent ran no tool:
+    kept as a part of the reply, as an OpenAI hosted tool's item is
+    (:mod:`tracescore.conventions.server_tools`).
+    """
+    return OtherPart(type=kind, data=cast(JsonValue, dict(obj)))
 
 
 def _opt_str(value: object) -> str | None:
