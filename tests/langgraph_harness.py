@@ -275,6 +275,16 @@ def pipeline() -> list[dict[str, Any]]:
     return [{**view(state["messages"], "pipeline"), "agents": ["pipeline", "researcher", "writer"]}]
 
 
+def server_tool() -> list[dict[str, Any]]:
+    """A reply holding a tool the provider ran (a web search, LangChain's standard
+    ``server_tool_call`` / ``server_tool_result`` content blocks) beside its text: no
+    call of the agent's (``tool_calls`` is empty), the text its answer."""
+    search = {"type": "server_tool_call", "id": "ws_1", "name": "web_search", "args": {"q": "lima"}}
+    found = {"type": "server_tool_result", "tool_call_id": "ws_1", "status": "success"}
+    reply = AIMessage(content=[search, found, {"type": "text", "text": "Lima is sunny."}])
+    return _one([reply], "Weather in Lima?")
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     f.__name__: f
     for f in (
@@ -287,6 +297,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         unnamed_agent,
         streamed,
         pipeline,
+        server_tool,
     )
 }
 
