@@ -63,10 +63,8 @@ def hosted_calls(messages: Sequence[Message]) -> list[Message]:
     }
     out: list[Message] = []
     for msg in messages:
-        if msg.role == "tool" and all(
-            isinstance(p, ToolResultPart) and p.id in answered for p in msg.parts
-        ):
-            continue
+        if msg.role == "tool" and all(isinstance(p, ToolResultPart) and p.id for p in msg.parts):
+            continue  # answers a hosted call: its results are in the call's item now
         parts = tuple(_as_item(p, answered) for p in msg.parts)
         same = all(a is b for a, b in zip(parts, msg.parts, strict=True))
         out.append(
