@@ -147,6 +147,32 @@ def test_stream_pieces_join_texts_of_a_kind_and_keep_other_parts_in_order() -> N
     )
 
 
+def test_a_chunk_of_no_writable_part_or_an_empty_text_ends_a_run_of_text() -> None:
+    """ADK's aggregator ends a text run at every part that is not text (code the model
+    ran, a thought signature's empty text); schema 2 writes such a chunk as a message
+    without parts, and the empty text as it is."""
+    joined = joined_stream(
+        [
+            _piece(TextPart(text="Let me ")),
+            _piece(TextPart(text="compute.")),
+            _piece(),  # executable_code: nothing schema 2 can write
+            _piece(),  # code_execution_result
+            _piece(TextPart(text="It is ")),
+            _piece(TextPart(text="5050.")),
+            _piece(TextPart(text="")),
+            _piece(TextPart(text="Done."), finish="stop"),
+        ]
+    )
+    assert joined is not None
+    assert joined.parts == (
+        TextPart(text="Let me compute."),
+        TextPart(text="It is 5050."),
+        TextPart(text=""),
+        TextPart(text="Done."),
+    )
+    assert joined.text() == "Let me compute.\nIt is 5050.\n\nDone."
+
+
 @pytest.mark.parametrize(
     "finishes",
     [

@@ -446,22 +446,34 @@ def joined_stream(messages: list[Message]) -> Message | None:
     reason, so only assistant messages all of which but the last say ``""`` are read as
     a stream. They are joined as ADK joins the chunks of the reply it keeps: consecutive
     text pieces of the same kind (thought or not) into one text, every other part as it
-    came, in order.
+    came, in order. A chunk with no parts (what the convention could not write, such as
+    code the model ran) and an empty text both end a run of text, as they do for ADK.
     """
     replies = [m for m in messages if m.is_assistant]
     if len(replies) < 2 or any(m.finish_reason != "" for m in replies[:-1]):
         return None
     parts: list[Part] = []
-    for part in (p for m in replies for p in m.parts):
-        last = parts[-1] if parts else None
-        if (
-            isinstance(part, TextPart)
-            and isinstance(last, TextPart)
-            and last.thought == part.thought
-        ):
-            parts[-1] = TextPart(text=last.text + part.text, thought=part.thought)
-        else:
-            parts.append(part)
+    # Whether parts[-1] is a text run the next text piece of its kind extends.
+    extending = False
+    for reply in replies:
+        if not reply.parts:
+            # A chunk whose parts the convention could not write (ADK's schema 2 drops
+            # code and its results): ADK ends the text run there all the same.
+            extending = False
+        for part in reply.parts:
+            last = parts[-1] if extending else None
+            if (
+                isinstance(part, TextPart)
+                and part.text
+                and isinstance(last, TextPart)
+                and last.thought == part.thought
+            ):
+                parts[-1] = TextPart(text=last.text + part.text, thought=part.thought)
+            else:
+                parts.append(part)
+            # An empty text (a chunk carrying only a thought signature) is, to ADK's
+            # aggregator, a part of its own: it ends the run, as any other part does.
+            extending = isinstance(part, TextPart) and part.text != ""
     return Message(
         role=replies[-1].role,
         parts=tuple(parts),
