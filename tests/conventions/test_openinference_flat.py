@@ -133,6 +133,36 @@ def test_plain_content_is_kept_beside_contents_without_text() -> None:
     assert [type(p).__name__ for p in message.parts] == ["TextPart", "OtherPart"]
 
 
+def test_a_reasoning_content_is_the_text_of_a_thought() -> None:
+    """google-genai's and google-adk's instrumentors write a thinking model's thought as
+    a ``reasoning`` content: text of the reply (as ADK reads it), marked a thought; the
+    plain ``content`` beside it is still the answer."""
+    flat: dict[str, AttrValue] = {
+        "role": "model",
+        "contents.0.message_content.type": "reasoning",
+        "contents.0.message_content.text": "The user wants Paris.",
+        "contents.1.message_content.type": "text",
+        "contents.1.message_content.text": "Paris is sunny.",
+    }
+    [message] = messages({0: flat}, "assistant")
+    assert message.parts == (
+        TextPart(text="The user wants Paris.", thought=True),
+        TextPart(text="Paris is sunny."),
+    )
+    assert message.text() == "The user wants Paris.\nParis is sunny."
+    only_thought: dict[str, AttrValue] = {
+        "role": "assistant",
+        "content": "Paris is sunny.",
+        "contents.0.message_content.type": "reasoning",
+        "contents.0.message_content.text": "Think first.",
+    }
+    [message] = messages({0: only_thought}, "assistant")
+    assert message.parts == (
+        TextPart(text="Paris is sunny."),
+        TextPart(text="Think first.", thought=True),
+    )
+
+
 def test_documents_in_rank_order_without_those_not_captured() -> None:
     docs = "retrieval.documents."
     attrs: dict[str, AttrValue] = {

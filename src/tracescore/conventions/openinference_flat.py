@@ -38,6 +38,8 @@ __all__ = ["Flat", "Parsed", "documents", "messages", "opt_str", "parse_flat"]
 _IN: Final = "llm.input_messages."
 _OUT: Final = "llm.output_messages."
 _TOOLS: Final = "llm.tools."
+#: ``message_content.type`` values that hold text (the reply's, or a thought's).
+_TEXT_KINDS: Final = frozenset({"text", "reasoning"})
 _DOCUMENTS: Final = "retrieval.documents."
 _DOCUMENT_CONTENT: Final = "document.content"
 _NO_ARGUMENTS: Final = "{}"
@@ -109,9 +111,12 @@ def _message(flat: Flat, default_role: str) -> Message | None:
     for k in sorted(contents):
         item = contents[k]
         text = item.get("text")
-        if item.get("type", "text") == "text":
+        kind = item.get("type", "text")
+        if kind in _TEXT_KINDS:
             if not is_not_captured(text):
-                items.append(TextPart(text=str(text)))
+                # A thinking model's thought, written as ``reasoning`` (google-genai,
+                # google-adk), is text of the reply as it is in the GenAI conventions.
+                items.append(TextPart(text=str(text), thought=kind != "text"))
         else:
             items.append(OtherPart(type=str(item.get("type")), data=cast(JsonValue, item)))
     parts: list[Part] = []
@@ -125,7 +130,7 @@ def _message(flat: Flat, default_role: str) -> Message | None:
                     id=opt_str(flat.get("tool_call_id")),
                 )
             )
-        elif not any(isinstance(p, TextPart) for p in items):
+        elif not any(isinstance(p, TextPart) and not p.thought for p in items):
             # ``content`` and ``contents`` spell one content; an instrumentation may write
             # both (OpenAI Agents, for Responses API output): the text is then taken once.
             parts.append(TextPart(text=str(content)))
