@@ -120,6 +120,10 @@ class Invocation:
         intermediate_responses: Text produced before the final response, with its author.
         final_response: The final response text, or None when the run produced none.
         usage: Token totals; ``inference_calls`` counts model calls.
+        framework_replies: Replies the agent framework gave in the model's place (an
+            ADK ``before_model_callback``'s): steps of the run, but not model calls, so
+            a turn with some and no model call made zero model calls (not an unknown
+            number).
         start_ns: Start of the run's root span.
         end_ns: End of the run's root span.
         status: ``ok`` or ``not_evaluable``.
@@ -155,6 +159,7 @@ class Invocation:
     final_response: str | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)
     inference_calls: int = 0
+    framework_replies: int = 0
     start_ns: int = 0
     end_ns: int = 0
     status: InvocationStatus = "ok"

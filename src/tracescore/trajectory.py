@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from tracescore.conventions import run_end
+from tracescore.conventions.adk import is_adk
 from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
@@ -29,6 +30,7 @@ from tracescore.conventions.registry import (
     classify,
     first_found,
     merged_usage,
+    model_called,
 )
 from tracescore.history import (
     history_replies,
@@ -67,6 +69,13 @@ _UNFINISHED: Final = (
 #: nothing after the calls is in the trace. Frameworks that answer with the tool results
 #: themselves do that (AutoGen's AssistantAgent by default, ``reflect_on_tool_use=False``),
 #: and so does a run waiting on a long-running tool or a human approval.
+#: Why an ADK run can have no model call at all: schema 2 writes the model's input and
+#: reply only on ``generate_content`` spans, which a callback's answer never opens.
+_ADK_NO_MODEL_CALL: Final = (
+    "ADK telemetry schema 2 records no model call, and nothing of what was said, when a"
+    " before_model_callback answers in the model's place"
+)
+
 _ENDED_ON_CALLS: Final = (
     "the run ended on tool calls, with no model reply after them: it has no final "
     "response (an answer the framework made of the tool results is in no span)"
@@ -137,7 +146,9 @@ def _build(
 
     user, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
     execs = [execution(step.view, step.agent, step.nested) for step in tool_steps]
-    inferences = len(llm_steps)
+    # A reply a callback gave in the model's place is a step of the run, not a model call.
+    in_place = sum(not model_called(step.views) for step in llm_steps)
+    inferences = len(llm_steps) - in_place
     if responses and not missing_outputs:
         responses, calls, unseen = _joined_calls(responses, execs, llm_steps, provenance, warnings)
         inferences += unseen
@@ -198,6 +209,7 @@ def _build(
         final_response=final,
         usage=TokenUsage(input_tokens=usage_in, output_tokens=usage_out),
         inference_calls=inferences,
+        framework_replies=in_place,
         start_ns=root.start_ns,
         end_ns=root.end_ns,
         status="ok" if reason_code is None else "not_evaluable",
@@ -451,7 +463,11 @@ def _evaluability(
             " ends a run whose root span ends first, never arrived)"
         )
     if not run.llm_steps and not responses:
-        return "no_model_call", "no model call was found in this agent run"
+        reason = "no model call was found in this agent run"
+        # Schema 1 records a callback's answer (its run's root is ``invocation``).
+        if is_adk(run.root) and run.root.name != "invocation":
+            reason += f"; {_ADK_NO_MODEL_CALL}"
+        return "no_model_call", reason
     if user is None and truncated:
         return "no_user_message", (
             "the user message was lost: the payload that carries it was truncated "

@@ -225,6 +225,23 @@ def test_efficiency_metrics_are_informational() -> None:
     assert criterion_class("token_usage_v1")().evaluate(EvalContext(actual=inv())).score is None
 
 
+@pytest.mark.parametrize(
+    ("calls", "framework_replies", "expected"),
+    [
+        (2, 0, 2.0),
+        (0, 0, None),  # no model call seen: not known, never zero
+        (0, 1, 0.0),  # a guardrail answered in the model's place: zero calls, as ADK says
+        (1, 1, 1.0),
+    ],
+)
+def test_inference_call_count_is_zero_only_where_a_callback_answered(
+    calls: int, framework_replies: int, expected: float | None
+) -> None:
+    actual = inv(inference_calls=calls, framework_replies=framework_replies)
+    result = criterion_class("inference_call_count_v1")().evaluate(EvalContext(actual=actual))
+    assert (result.score, result.status) == (expected, "informational")
+
+
 def test_registry_names_aliases_and_suggestions() -> None:
     assert criterion_class("rouge_match") is ResponseMatchScore
     for name in (

@@ -29,13 +29,16 @@ from tracescore.conventions.genai import system_text
 from tracescore.conventions.messages import JsonValue, Message, message_from_obj
 from tracescore.spans import SpanRecord
 
-__all__ = ["ADK_SCOPE", "AdkLegacy", "is_adk"]
+__all__ = ["ADK_SCOPE", "AdkLegacy", "is_adk", "is_callback_reply"]
 
 ADK_SCOPE: Final = "gcp.vertex.agent"
 LLM_REQUEST: Final = "gcp.vertex.agent.llm_request"
 LLM_RESPONSE: Final = "gcp.vertex.agent.llm_response"
 TOOL_ARGS: Final = "gcp.vertex.agent.tool_call_args"
 TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"
+
+#: What only a model's reply carries, in both key cases (``Event`` fields ADK counts by).
+_MODEL_REPLY_KEYS: Final = ("usage_metadata", "usageMetadata", "model_version", "modelVersion")
 
 HINT_V1: Final = (
     "ADK legacy telemetry (schema 1) had content capture turned off: "
@@ -46,6 +49,18 @@ HINT_V2: Final = (
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (or SPAN_AND_EVENT, or "
     "EVENT_ONLY with the OTel logs pipeline exported) in the agent's environment"
 )
+
+
+def is_callback_reply(response: Found[JsonValue] | None) -> bool:
+    """True for a whole ADK ``LlmResponse`` that no model gave (no usage, no model version).
+
+    ADK's own rule: ``inference_call_count_v1`` counts the events that carry either. A
+    model's reply always has them; a callback's (a guardrail's) only what it set.
+    """
+    if response is None or response.truncated or not isinstance(response.value, dict):
+        return False
+    value = response.value
+    return "content" in value and not any(value.get(k) for k in _MODEL_REPLY_KEYS)
 
 
 def is_adk(span: SpanRecord) -> bool:
@@ -149,6 +164,10 @@ class AdkLegacy(ConventionReader):
             input_tokens=inp if isinstance(inp, int) else None,
             output_tokens=out if isinstance(out, int) else None,
         )
+
+    def replied_without_model(self, view: SpanView) -> bool:
+        """A whole ``llm_response`` with neither ``usage_metadata`` nor ``model_version``."""
+        return is_callback_reply(self._response(view))
 
     def tool_io(self, view: SpanView) -> ToolIO | None:
         """``gcp.vertex.agent.tool_call_args`` / ``tool_response``."""

@@ -237,6 +237,15 @@ class ConventionReader:
         """Token usage of a model call."""
         return None
 
+    def replied_without_model(self, view: SpanView) -> bool:
+        """True when an ``llm`` span's reply came from the agent framework, not a model.
+
+        An ADK ``before_model_callback`` (a guardrail, a cache) answers in the model's
+        place; ADK still records the answer on a model-call span. Such a reply is part
+        of the trajectory but not a model call.
+        """
+        return False
+
     def tool_io(self, view: SpanView) -> ToolIO | None:
         """Name, call id, arguments and result of a ``tool`` span."""
         return None

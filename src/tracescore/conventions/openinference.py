@@ -18,7 +18,7 @@ from typing import Final, Literal
 
 from tracescore.conventions import llama_index, server_tools
 from tracescore.conventions import openinference_flat as flat
-from tracescore.conventions.adk import ADK_SCOPE
+from tracescore.conventions.adk import ADK_SCOPE, is_callback_reply
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -316,6 +316,17 @@ class OpenInference(ConventionReader):
             # file search's results as a tool message: items of the reply, not calls.
             msgs = one_reply(server_tools.hosted_calls(msgs))
         return Found(msgs, "llm.output_messages") if msgs else None
+
+    def replied_without_model(self, view: SpanView) -> bool:
+        """On ADK's spans, ``output.value`` is ADK's ``LlmResponse``: ADK's rule applies.
+
+        OpenInference's instrumentor for google-adk writes it there, a callback's answer
+        included, also where ADK itself captured no content.
+        """
+        if not self._applies(view) or view.span.scope != ADK_SCOPE:
+            return False
+        attrs = view.span.attributes
+        return is_callback_reply(parse_content(view, attrs.get(OUTPUT_VALUE), OUTPUT_VALUE))
 
     def system_instructions(self, view: SpanView) -> Found[str] | None:
         """Text of the system-role input messages."""

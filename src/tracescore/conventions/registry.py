@@ -36,6 +36,7 @@ __all__ = [
     "first_found",
     "merged_tool_io",
     "merged_usage",
+    "model_called",
     "register_reader",
 ]
 
@@ -174,6 +175,11 @@ def all_found(
             found = question(reader, view)
             if found is not None:
                 yield found
+
+
+def model_called(views: Sequence[SpanView]) -> bool:
+    """False when a reader says the step's reply came from the framework, not a model."""
+    return not any(r.replied_without_model(v) for v in views for r in MODEL_IO_READERS)
 
 
 def merged_usage(views: Sequence[SpanView]) -> Usage | None:

@@ -36,14 +36,19 @@ class ToolCallCount(_Informational):
 @register_criterion()
 @dataclass(frozen=True, kw_only=True)
 class InferenceCallCount(_Informational):
-    """Model calls made in the turn (None when no model call was seen)."""
+    """Model calls made in the turn (None when no model call was seen).
+
+    A turn a callback answered without calling the model (an ADK guardrail) made zero
+    calls, as ADK counts it: only events with usage or a model version are model calls.
+    """
 
     name = "inference_call_count_v1"
 
     def score(self, ctx: EvalContext) -> Score:
         """Count the model calls."""
         calls = ctx.actual.inference_calls
-        return Score(value=float(calls) if calls else None)
+        known = calls or ctx.actual.framework_replies
+        return Score(value=float(calls) if known else None)
 
 
 @register_criterion()
