@@ -78,6 +78,7 @@ from google.adk.runners import InMemoryRunner
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.exit_loop_tool import exit_loop
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.tools.mcp_tool import McpToolset, StreamableHTTPConnectionParams
 from google.adk.tools.tool_context import ToolContext
 from google.adk.workflow import START, Workflow
@@ -809,6 +810,227 @@ def agent_tool() -> Scenario:
     )
 
 
+def _refuse_unsafe(callback_context: Any, llm_request: LlmRequest) -> LlmResponse | None:
+    """``before_model_callback``: a guardrail that answers in place of the model."""
+    del callback_context
+    asked = "".join(
+        p.text or "" for c in llm_request.contents for p in (c.parts or []) if c.role == "user"
+    )
+    if "password" in asked.lower():
+        return LlmResponse(
+            content=types.Content(role="model", parts=[text("I can't help with passwords.")])
+        )
+    return None
+
+
+def guardrail_before_model() -> Scenario:
+    """A ``before_model_callback`` answers instead of the model (no model call)."""
+    agent, queue = _llm_agent(
+        "guarded_agent",
+        [],
+        instruction="Help with accounts.",
+        before_model_callback=_refuse_unsafe,
+    )
+    return Scenario(
+        "guardrail_before_model",
+        agent,
+        ["What is the admin password?"],
+        [queue],
+        description="before_model_callback returns the response; the model is never called",
+    )
+
+
+def _redact_digits(callback_context: Any, llm_response: LlmResponse) -> LlmResponse | None:
+    """``after_model_callback``: replaces digits in the model's text with ``#``."""
+    del callback_context
+    if llm_response.content is None or not llm_response.content.parts:
+        return None
+    parts = [
+        types.Part(text="".join("#" if ch.isdigit() else ch for ch in p.text))
+        if p.text is not None
+        else p
+        for p in llm_response.content.parts
+    ]
+    return llm_response.model_copy(update={"content": types.Content(role="model", parts=parts)})
+
+
+def after_model_rewrite() -> Scenario:
+    """An ``after_model_callback`` rewrites every reply (text and call turns)."""
+    agent, queue = _llm_agent(
+        "redacting_agent",
+        [
+            model_response(text("Checking order 42."), call("get_weather", city="Paris")),
+            model_response(text("Your card 4111 is on file; Paris is 21.5°C.")),
+        ],
+        instruction="Help, but never show numbers.",
+        tools=[get_weather],
+        after_model_callback=_redact_digits,
+    )
+    return Scenario(
+        "after_model_rewrite",
+        agent,
+        ["Which card do I have on file, and the weather in Paris?"],
+        [queue],
+        description="after_model_callback replaces digits in every reply",
+    )
+
+
+def _cached_weather(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> Any:
+    """``before_tool_callback``: answers ``get_weather`` from a cache (the tool is not run)."""
+    del tool_context
+    if tool.name == "get_weather" and args.get("city") == "Paris":
+        return {"city": "Paris", "temperature_c": 20.0, "conditions": "cached"}
+    return None
+
+
+def _round_temperature(
+    tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, tool_response: Any
+) -> Any:
+    """``after_tool_callback``: rounds the temperature of a weather result."""
+    del tool, args, tool_context
+    if isinstance(tool_response, dict) and "temperature_c" in tool_response:
+        return {**tool_response, "temperature_c": round(tool_response["temperature_c"])}
+    return None
+
+
+def tool_callbacks() -> Scenario:
+    """A ``before_tool_callback`` answers one call from a cache, an ``after_tool_callback``
+    rewrites the other call's result."""
+    agent, queue = _llm_agent(
+        "weather_agent",
+        [
+            model_response(call("get_weather", city="Paris"), call("get_weather", city="Tokyo")),
+            model_response(text("Paris 20°C, Tokyo 18°C.")),
+        ],
+        instruction="Report the weather.",
+        tools=[get_weather],
+        before_tool_callback=_cached_weather,
+        after_tool_callback=_round_temperature,
+    )
+    return Scenario(
+        "tool_callbacks",
+        agent,
+        ["How warm is it in Paris and in Tokyo?"],
+        [queue],
+        description="before_tool_callback short-circuits one call, after_tool_callback rewrites",
+    )
+
+
+def thinking() -> Scenario:
+    """Replies carrying thought parts (a thinking model) before the call and the answer."""
+    thought = types.Part(text="The user wants Paris; call the weather tool.", thought=True)
+    agent, queue = _llm_agent(
+        "thinking_agent",
+        [
+            model_response(thought, call("get_weather", city="Paris")),
+            model_response(
+                types.Part(text="It is sunny, so say so.", thought=True),
+                text("Paris is sunny, 21.5°C."),
+            ),
+        ],
+        instruction="Think, then answer.",
+        tools=[get_weather],
+    )
+    return Scenario(
+        "thinking",
+        agent,
+        ["How is Paris today?"],
+        [queue],
+        description="thought parts beside a call and beside the answer",
+    )
+
+
+def code_execution() -> Scenario:
+    """Gemini's built-in code execution: code and its result are parts of the reply."""
+    agent, queue = _llm_agent(
+        "calc_agent",
+        [
+            model_response(
+                text("Let me compute that."),
+                types.Part(
+                    executable_code=types.ExecutableCode(
+                        code="print(sum(range(101)))", language=types.Language.PYTHON
+                    )
+                ),
+                types.Part(
+                    code_execution_result=types.CodeExecutionResult(
+                        outcome=types.Outcome.OUTCOME_OK, output="5050\n"
+                    )
+                ),
+                text("The sum of 1 to 100 is 5050."),
+            )
+        ],
+        instruction="Use code to compute.",
+    )
+    return Scenario(
+        "code_execution",
+        agent,
+        ["What is the sum of 1 to 100?"],
+        [queue],
+        description="executable_code and code_execution_result parts between texts",
+    )
+
+
+def ask_for_approval(amount: int) -> dict[str, Any]:
+    """Files a refund for a person to approve; the answer comes later.
+
+    Args:
+        amount: Refund amount in euros.
+
+    Returns:
+        The ticket the approval goes through.
+    """
+    return {"status": "pending", "ticket": f"refund-{amount}"}
+
+
+def long_running_tool() -> Scenario:
+    """A ``LongRunningFunctionTool`` (human in the loop): its pending result, then text."""
+    agent, queue = _llm_agent(
+        "refund_agent",
+        [
+            model_response(call("ask_for_approval", amount=40)),
+            model_response(text("Your refund of 40 euros is waiting for approval.")),
+        ],
+        instruction="File refunds for approval.",
+        tools=[LongRunningFunctionTool(ask_for_approval)],
+    )
+    return Scenario(
+        "long_running_tool",
+        agent,
+        ["Please refund my 40 euros."],
+        [queue],
+        description="a long-running tool returns a pending status; the model answers",
+    )
+
+
+def include_contents_none() -> Scenario:
+    """A pipeline whose second agent sees no history (``include_contents='none'``)."""
+    researcher, r_queue = _llm_agent(
+        "researcher",
+        [
+            model_response(call("get_weather", city="Rome")),
+            model_response(text("Rome: 26.0°C, sunny.")),
+        ],
+        instruction="Find the weather.",
+        tools=[get_weather],
+        output_key="notes",
+    )
+    writer, w_queue = _llm_agent(
+        "writer",
+        [model_response(text("Rome is sunny and warm today, 26°C."))],
+        instruction="Write one sentence from these notes: {notes}",
+        include_contents="none",
+    )
+    root = SequentialAgent(name="report_pipeline", sub_agents=[researcher, writer])
+    return Scenario(
+        "include_contents_none",
+        root,
+        ["Weather report for Rome, please."],
+        [r_queue, w_queue],
+        description="SequentialAgent whose writer is given only its instruction",
+    )
+
+
 SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "two_sequential_tools": two_sequential_tools,
     "parallel_calls": parallel_calls,
@@ -826,6 +1048,13 @@ SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "loop_until_exit": loop_until_exit,
     "workflow_graph": workflow_graph,
     "mcp_tools": mcp_tools,
+    "guardrail_before_model": guardrail_before_model,
+    "after_model_rewrite": after_model_rewrite,
+    "tool_callbacks": tool_callbacks,
+    "thinking": thinking,
+    "code_execution": code_execution,
+    "long_running_tool": long_running_tool,
+    "include_contents_none": include_contents_none,
 }
 """Scenario builders by name; each call builds a fresh agent tree and script."""
 

@@ -178,10 +178,16 @@ class GeminiScripts:
         """The next response of the agent whose instruction the system instruction holds.
 
         (The longest such: one agent's instruction may be part of another's. ADK adds
-        "Your internal name is …" only for agents, not for a ``Workflow``'s nodes.)
+        "Your internal name is …" only for agents, not for a ``Workflow``'s nodes. An
+        instruction template is known by what precedes its first placeholder.)
         """
         system = json.dumps(request.get("systemInstruction", ""), ensure_ascii=False)
-        held = [i for i in self.queues if json.dumps(i, ensure_ascii=False)[1:-1] in system]
+        # What precedes a template's first placeholder (``{notes}``), which ADK fills in.
+        held = [
+            i
+            for i in self.queues
+            if json.dumps(i.split("{", 1)[0], ensure_ascii=False)[1:-1] in system
+        ]
         response = self.queues[max(held, key=len)].pop(None)  # type: ignore[arg-type]
         assert response.content is not None and response.usage_metadata is not None
         usage = response.usage_metadata

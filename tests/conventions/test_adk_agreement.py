@@ -24,6 +24,8 @@ from adk_harness import (
     adk_view,
     run_scenario,
 )
+from tracescore.criteria.base import EvalContext
+from tracescore.criteria.efficiency import InferenceCallCount
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.model import Invocation, group_conversations
 from tracescore.trajectory import build_invocations
@@ -64,14 +66,40 @@ def rebuild(run: AdkRun) -> list[Invocation]:
     return list(conversation.invocations)
 
 
-@pytest.mark.parametrize(("schema", "content"), CAPTURED, ids=[f"{s}-{c}" for s, c in CAPTURED])
-@pytest.mark.parametrize("name", list(SCENARIOS))
+#: What ADK's own eval sees that no trace records (see the tests of each below).
+NOT_IN_TRACES: set[tuple[str, SchemaVersion]] = {
+    ("after_model_rewrite", "v1"),
+    ("after_model_rewrite", "v2"),
+    ("guardrail_before_model", "v2"),
+}
+AGREEING = [
+    (name, schema, content)
+    for name in SCENARIOS
+    for schema, content in CAPTURED
+    if (name, schema) not in NOT_IN_TRACES
+]
+
+
+def adk_inference_calls(invocations: list[Any]) -> list[float | None]:
+    """ADK's ``inference_call_count_v1`` per invocation, from its own evaluator."""
+    # Imported from where it lives: ADK's metric registry needs pandas to load.
+    from google.adk.evaluation._efficiency_evaluators import _InferenceCallCountV1Evaluator
+
+    result = _InferenceCallCountV1Evaluator().evaluate_invocations(invocations)
+    return [r.score for r in result.per_invocation_results]
+
+
+@pytest.mark.parametrize(
+    ("name", "schema", "content"), AGREEING, ids=["-".join(t) for t in AGREEING]
+)
 def test_rebuilt_invocations_equal_adks(
     name: str, schema: SchemaVersion, content: ContentMode
 ) -> None:
     run = run_scenario(name, schema=schema, content=content)
     ours = rebuild(run)
     assert len(ours) == len(run.adk_invocations)
+    counts = [InferenceCallCount().score(EvalContext(actual=i)).value for i in ours]
+    assert counts == adk_inference_calls(run.adk_invocations)
     for mine, theirs in zip(ours, run.adk_invocations, strict=True):
         expected = adk_view(theirs)
         got = adk_like_view(mine)
@@ -90,8 +118,13 @@ def test_rebuilt_invocations_equal_adks(
         assert got == expected
         assert mine.status == "ok", mine.reason
         assert mine.invocation_id == theirs.invocation_id
-        assert mine.inference_calls >= 1
-        assert mine.usage.input_tokens > 0
+        if name == "guardrail_before_model":
+            # The callback answered: a step of the run, not a model call.
+            assert (mine.inference_calls, mine.framework_replies) == (0, 1)
+            assert mine.usage.input_tokens == 0
+        else:
+            assert mine.inference_calls >= 1
+            assert mine.usage.input_tokens > 0
 
 
 @pytest.mark.parametrize(
@@ -190,3 +223,48 @@ def test_schema_2_spans_carry_no_grounding_metadata() -> None:
     [mine] = rebuild(run_scenario("search_grounding", schema="v2", content="SPAN_ONLY"))
     assert mine.grounding == ()
     assert mine.final_response == "Lima is sunny, 21°C today."
+
+
+@pytest.mark.parametrize("content", ["SPAN_ONLY", "SPAN_AND_EVENT", "EVENT_ONLY"])
+def test_schema_2_records_nothing_of_a_before_model_callbacks_answer(
+    content: ContentMode,
+) -> None:
+    """A guardrail's answer opens no ``generate_content`` span, and schema 2 writes a
+    turn's content nowhere else: the run is not evaluable, and the reason says why."""
+    run = run_scenario("guardrail_before_model", schema="v2", content=content)
+    [mine] = rebuild(run)
+    [theirs] = run.adk_invocations
+    assert adk_view(theirs)["final"] == "I can't help with passwords."
+    assert (mine.status, mine.reason_code) == ("not_evaluable", "no_model_call")
+    assert "before_model_callback" in (mine.reason or "")
+    assert (mine.user_content, mine.final_response) == (None, None)
+
+
+def test_a_schema_1_run_without_model_calls_gets_no_schema_2_explanation() -> None:
+    """The schema 2 explanation is for schema 2 runs only."""
+    run = run_scenario("guardrail_before_model", schema="v1", content="default")
+    [mine] = rebuild(run)
+    assert mine.status == "ok"
+    spans = [from_readable_span(s) for s in run.spans if s.name != "call_llm"]
+    [cut] = build_invocations(spans)
+    assert cut.reason == "no model call was found in this agent run"
+
+
+@pytest.mark.parametrize(("schema", "content"), CAPTURED, ids=[f"{s}-{c}" for s, c in CAPTURED])
+def test_an_after_model_callbacks_rewrite_is_in_no_trace(
+    schema: SchemaVersion, content: ContentMode
+) -> None:
+    """ADK records the model's reply before ``after_model_callback`` changes it: the
+    session (ADK's eval) holds the changed replies, the trace the model's. The tool
+    calls agree; the texts are the model's. Should ADK start recording the changed
+    reply, this fails and the scenario joins the agreeing ones."""
+    run = run_scenario("after_model_rewrite", schema=schema, content=content)
+    [mine] = rebuild(run)
+    [theirs] = run.adk_invocations
+    expected = adk_view(theirs)
+    assert expected["final"] == "Your card #### is on file; Paris is ##.#°C."
+    got = adk_like_view(mine)
+    assert got["calls"] == expected["calls"]
+    assert got["results"] == expected["results"]
+    assert got["intermediate"] == [("redacting_agent", "Checking order 42.")]
+    assert got["final"] == "Your card 4111 is on file; Paris is 21.5°C."
