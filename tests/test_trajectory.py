@@ -79,6 +79,32 @@ def test_text_and_call_in_one_response_is_intermediate() -> None:
     assert inv.final_response == "Found."
 
 
+def _thinking_run(tb: TraceBuilder) -> None:
+    root = agent(tb, "a")
+    thought = {"type": "reasoning", "content": "They want t."}
+    chat(tb, root, [user("q")], reply(thought, call("t", {})))
+    tool(tb, root, "t", {}, 1)
+    chat(tb, root, [user("q")], reply({"type": "reasoning", "content": "Say so."}, text("Done.")))
+
+
+def test_a_thinking_models_thoughts_are_not_its_answer() -> None:
+    """A framework's answer leaves its model's thoughts out (pydantic-ai's output, OpenAI
+    Agents' final output): a thought is neither a response nor part of the final one."""
+    tb = TraceBuilder()
+    _thinking_run(tb)
+    [inv] = build_invocations(tb.spans)
+    assert inv.intermediate_responses == ()
+    assert inv.final_response == "Done."
+
+
+def test_in_an_adk_run_thoughts_are_text_as_adks_eval_reads_them() -> None:
+    tb = TraceBuilder(scope="gcp.vertex.agent")
+    _thinking_run(tb)
+    [inv] = build_invocations(tb.spans)
+    assert [(r.author, r.text) for r in inv.intermediate_responses] == [("a", "They want t.")]
+    assert inv.final_response == "Say so.\nDone."
+
+
 def test_tool_error_is_recorded() -> None:
     tb = TraceBuilder()
     root = agent(tb, "a")
@@ -442,7 +468,7 @@ def _pieces(*parts: dict[str, Any], last: str = "stop") -> list[dict[str, Any]]:
 
 
 def test_a_streamed_reply_written_in_pieces_is_one_reply() -> None:
-    tb = TraceBuilder()
+    tb = TraceBuilder(scope="gcp.vertex.agent")  # ADK's: thoughts are text (see above)
     root = agent(tb, "a")
     think = {"type": "reasoning", "content": "The user wants "}
     chat(

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from tracescore.conventions import run_end
-from tracescore.conventions.adk import is_adk
+from tracescore.conventions.adk import ADK_SCOPE, is_adk
 from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
@@ -164,8 +164,11 @@ def _build(
     if run.agent_views and any(c.result is None and c.error is None and c.id for c in calls):
         calls = results_from_history(run, calls, provenance)
 
-    final_idx = _final_index(responses)
-    final = responses[final_idx].message.text() if final_idx is not None else None
+    # ADK's eval reads a reply's thoughts as its text; every other framework's answer (a
+    # pydantic-ai output, an OpenAI Agents final output) leaves them out.
+    thoughts = any(span.scope == ADK_SCOPE for span in run.spans)
+    final_idx = _final_index(responses, thoughts)
+    final = responses[final_idx].message.text(thoughts=thoughts) if final_idx is not None else None
     if final is None and run.agent_views:
         stated = first_found(run.agent_views, lambda r, v: r.final_output(v))
         if stated is not None:
@@ -177,7 +180,7 @@ def _build(
     intermediate = tuple(
         AgentText(author=r.agent or "", text=text)
         for i, r in enumerate(responses)
-        if i != final_idx and (text := r.message.text())
+        if i != final_idx and (text := r.message.text(thoughts=thoughts))
     )
 
     usage_in = usage_out = 0
@@ -425,10 +428,10 @@ def _reply(messages: list[Message]) -> Message | None:
     return messages[0] if messages else None
 
 
-def _final_index(responses: list[ModelReply]) -> int | None:
+def _final_index(responses: list[ModelReply], thoughts: bool) -> int | None:
     for i in range(len(responses) - 1, -1, -1):
         msg = responses[i].message
-        if not msg.tool_calls() and msg.text() is not None:
+        if not msg.tool_calls() and msg.text(thoughts=thoughts) is not None:
             return i
     return None
 

@@ -147,6 +147,17 @@ def test_stream_pieces_join_texts_of_a_kind_and_keep_other_parts_in_order() -> N
     )
 
 
+def test_a_messages_text_with_and_without_its_thoughts() -> None:
+    msg = Message(
+        role="assistant",
+        parts=(TextPart(text="Hmm.", thought=True), TextPart(text="Yes."), TextPart(text="!")),
+    )
+    assert msg.text() == "Hmm.\nYes.\n!"
+    assert msg.text(thoughts=False) == "Yes.\n!"
+    only_thought = Message(role="assistant", parts=(TextPart(text="Hmm.", thought=True),))
+    assert only_thought.text(thoughts=False) is None
+
+
 def test_a_chunk_of_no_writable_part_or_an_empty_text_ends_a_run_of_text() -> None:
     """ADK's aggregator ends a text run at every part that is not text (code the model
     ran, a thought signature's empty text); schema 2 writes such a chunk as a message

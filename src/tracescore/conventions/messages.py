@@ -122,9 +122,17 @@ class Message:
         """True for a message written by the model."""
         return self.role in ASSISTANT_ROLES
 
-    def text(self) -> str | None:
-        """All text parts joined with newlines (as ADK does), or None when there are none."""
-        texts = [p.text for p in self.parts if isinstance(p, TextPart)]
+    def text(self, *, thoughts: bool = True) -> str | None:
+        """All text parts joined with newlines (as ADK does), or None when there are none.
+
+        Args:
+            thoughts: Whether a thinking model's thoughts count (ADK's eval counts them;
+                other frameworks' answers leave them out).
+
+        """
+        texts = [
+            p.text for p in self.parts if isinstance(p, TextPart) and (thoughts or not p.thought)
+        ]
         return "\n".join(texts) if texts else None
 
     def tool_calls(self) -> list[ToolCallPart]:
