@@ -51,6 +51,7 @@ from agents import (
     function_tool,
 )
 from openai.types.responses import ResponseFileSearchToolCall, ResponseFunctionToolCall
+from openai.types.shared import Reasoning as ReasoningSettings
 from openinference.instrumentation import using_session
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from opentelemetry.instrumentation.openai_agents import (
@@ -95,7 +96,22 @@ class FileSearch:
         }
 
 
-Turn = Sequence[str | Call | FileSearch]
+@dataclass(frozen=True)
+class Reasoning:
+    """A reasoning model's reasoning item, with the summary asked for."""
+
+    id: str
+    summary: list[str]
+
+    def item(self) -> dict[str, Any]:
+        """The ``reasoning`` output item."""
+        texts = [{"type": "summary_text", "text": t} for t in self.summary]
+        return {"type": "reasoning", "id": self.id, "summary": texts}
+
+
+#: Output items the Responses API makes itself (not text, not a call of the agent's).
+Item = FileSearch | Reasoning
+Turn = Sequence[str | Call | Item]
 
 
 def _responses_body(turn: Turn, index: int) -> dict[str, Any]:
@@ -104,18 +120,18 @@ def _responses_body(turn: Turn, index: int) -> dict[str, Any]:
         [
             b if isinstance(b, str) else (b.name, b.args, b.id)
             for b in turn
-            if not isinstance(b, FileSearch)
+            if not isinstance(b, Item)
         ],
         input_tokens=13,
     )
     items = iter(body["output"])
-    body["output"] = [b.item() if isinstance(b, FileSearch) else next(items) for b in turn]
+    body["output"] = [b.item() if isinstance(b, Item) else next(items) for b in turn]
     return body
 
 
 def _chat_body(turn: Turn, index: int) -> dict[str, Any]:
-    if any(isinstance(b, FileSearch) for b in turn):
-        raise ValueError("hosted tools are a Responses API feature")
+    if any(isinstance(b, Item) for b in turn):
+        raise ValueError("hosted tools and reasoning items are Responses API features")
     texts = [b for b in turn if isinstance(b, str)]
     calls = [
         {
@@ -270,6 +286,13 @@ SCRIPTS: dict[str, list[Turn]] = {
             "Lima is sunny all year, says the handbook.",
         ],
     ],
+    "reasoning": [
+        [
+            Reasoning("rs_1", ["The user wants Lima's weather."]),
+            Call("get_weather", {"city": "Lima"}, "w1"),
+        ],
+        [Reasoning("rs_2", ["It is sunny; say so."]), "Lima is sunny."],
+    ],
     "agent_as_tool": [
         [Call("ask_weather", {"input": "Weather in Kyiv?"}, "a1")],
         [Call("get_weather", {"city": "Kyiv"}, "a2")],
@@ -367,8 +390,25 @@ async def file_search(model: Model) -> list[dict[str, Any]]:
     return [{"agents": _agents(result), **view(result), "retrieved": found}]
 
 
-#: Scenarios of the Responses API only (its hosted tools).
-RESPONSES_ONLY: dict[str, Scenario] = {"file_search": file_search}
+async def reasoning(model: Model) -> list[dict[str, Any]]:
+    """A reasoning model asked for summaries: each reply starts with a reasoning item.
+
+    The SDK's answer (``final_output``, its message items) leaves the reasoning out.
+    """
+    agent = Agent(
+        name="thinker",
+        instructions="Think, then answer.",
+        tools=[get_weather],
+        model=model,
+        model_settings=ModelSettings(reasoning=ReasoningSettings(effort="low", summary="auto")),
+    )
+    result = await Runner.run(agent, "Is it sunny in Lima?")
+    assert result.final_output == "Lima is sunny."
+    return [{"agents": _agents(result), **view(result)}]
+
+
+#: Scenarios of the Responses API only (its hosted tools, its reasoning items).
+RESPONSES_ONLY: dict[str, Scenario] = {"file_search": file_search, "reasoning": reasoning}
 
 SCENARIOS: dict[str, Scenario] = {
     f.__name__: f

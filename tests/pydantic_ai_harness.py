@@ -31,6 +31,7 @@ from pydantic_ai.messages import (
     NativeToolReturnPart,
     RetryPromptPart,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -293,6 +294,23 @@ def native_tool() -> list[dict[str, Any]]:
     return [answered(agent, "Weather in Lima?")]
 
 
+def thinking() -> list[dict[str, Any]]:
+    """A thinking model: each reply starts with its thinking, then a call or the answer."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        del info
+        if len(messages) == 1:
+            return ModelResponse(
+                parts=[
+                    ThinkingPart("The user wants Lima; look it up."),
+                    ToolCallPart("get_weather", {"city": "Lima"}, tool_call_id="c1"),
+                ]
+            )
+        return ModelResponse(parts=[ThinkingPart("Sunny, say so."), TextPart("Lima: 21C.")])
+
+    return [answered(weather_agent(FunctionModel(respond)), "How is Lima today?")]
+
+
 def non_ascii() -> list[dict[str, Any]]:
     model = scripted([("get_weather", {"city": "東京"}, "c1")], ["東京は21度です。Ça va ?"])
     return [answered(weather_agent(model), "東京の天気は？ — «météo»")]
@@ -314,6 +332,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         streamed,
         non_ascii,
         native_tool,
+        thinking,
     )
 }
 #: Instrumentation versions pydantic-ai still emits (5 is its default).

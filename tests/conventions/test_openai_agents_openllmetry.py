@@ -83,3 +83,12 @@ def test_chat_completions_calls_have_no_output_and_say_the_input_was_there(
             assert inv.reason == (
                 f"content not captured (model output missing, input captured): {CAPTURE_HINT}"
             )
+
+
+def test_a_reasoning_summary_is_not_recorded_and_the_answer_is_read(responses: Path) -> None:
+    """OpenLLMetry leaves reasoning items out of its output messages: the run is read as
+    the SDK's answer has it."""
+    expected = json.loads((responses / "expected.json").read_text())["reasoning"]
+    assert "It is sunny; say so." not in (responses / "reasoning.jsonl").read_text()
+    ours = imported(responses / "reasoning.jsonl")
+    assert [run_view(i, authors=True, failed=False) for i in ours] == expected

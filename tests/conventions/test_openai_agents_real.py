@@ -47,6 +47,20 @@ def test_rebuilt_invocations_equal_what_the_sdk_recorded(recorded: Path, scenari
 
 
 @pytest.mark.parametrize("recorded", ["responses"], indirect=True)
+def test_a_reasoning_summary_is_a_thought_not_the_answer(recorded: Path) -> None:
+    """OpenInference writes a reasoning item's summary as a ``reasoning`` content of the
+    reply. It is the model's thought: the SDK's answer (its final output, its message
+    items) leaves it out, and so do the run's responses."""
+    expected = json.loads((recorded / "expected.json").read_text())["reasoning"]
+    spans = (recorded / "reasoning.jsonl").read_text()
+    assert '"stringValue": "It is sunny; say so."' in spans  # written, and read as a thought
+    ours = imported(recorded / "reasoning.jsonl")
+    assert [run_view(i, authors=True, failed=False) for i in ours] == expected
+    [inv] = ours
+    assert (inv.final_response, inv.intermediate_responses) == ("Lima is sunny.", ())
+
+
+@pytest.mark.parametrize("recorded", ["responses"], indirect=True)
 def test_a_hosted_file_search_is_what_the_model_read_not_a_call(recorded: Path) -> None:
     """A ``FileSearchTool`` runs inside the Responses API call: OpenInference writes it as
     a call named ``file_search_call`` and its results as a tool message in the same
