@@ -83,7 +83,14 @@ class Call:
     id: str
 
 
-Block = str | Call
+@dataclass(frozen=True)
+class Thought:
+    """A thinking model's reasoning, streamed before the rest of its turn."""
+
+    text: str
+
+
+Block = str | Call | Thought
 #: One model turn: content blocks to stream, or an exception to raise instead.
 Turn = Sequence[Block] | Exception
 
@@ -128,6 +135,9 @@ class ScriptedModel(Model):
             if isinstance(block, str):
                 yield {"contentBlockStart": {"start": {}}}
                 yield {"contentBlockDelta": {"delta": {"text": block}}}
+            elif isinstance(block, Thought):
+                yield {"contentBlockStart": {"start": {}}}
+                yield {"contentBlockDelta": {"delta": {"reasoningContent": {"text": block.text}}}}
             else:
                 stop = "tool_use"
                 start = {"toolUse": {"name": block.name, "toolUseId": block.id}}
@@ -287,6 +297,21 @@ def text_and_call() -> list[dict[str, Any]]:
     return _turns(agent, ["Oslo?"])
 
 
+def thinking() -> list[dict[str, Any]]:
+    """Reasoning content before a call and before the answer (a thinking model's turns).
+
+    Strands' answer (its messages' text blocks, ``str(result)``) leaves it out.
+    """
+    agent = _agent(
+        "weather_agent",
+        [
+            [Thought("They want Lima; look it up."), Call("get_weather", {"city": "Lima"}, "r1")],
+            [Thought("Sunny; say so."), "Lima: sunny."],
+        ],
+    )
+    return _turns(agent, ["Is Lima sunny today?"])
+
+
 def tool_raises() -> list[dict[str, Any]]:
     # Strands hands the exception to the model as an error result and goes on.
     agent = _agent(
@@ -434,6 +459,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         sequential_tools,
         parallel_calls,
         text_and_call,
+        thinking,
         tool_raises,
         no_tools,
         two_turn_session,
