@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import json
+
 import orjson
 import pytest
 
 from tracescore.conventions.messages import (
+    JsonValue,
     Message,
     OtherPart,
     TextPart,
@@ -145,6 +148,53 @@ def test_stream_pieces_join_texts_of_a_kind_and_keep_other_parts_in_order() -> N
         ),
         finish_reason="stop",
     )
+
+
+def _dumped(block: JsonValue) -> dict[str, object]:
+    """A LangChain block as OpenLLMetry writes it when a reply has no text block."""
+    return {"type": "text", "content": json.dumps(block)}
+
+
+def test_langchain_blocks_written_as_json_text_are_read_as_those_blocks() -> None:
+    thinking: JsonValue = {"type": "thinking", "thinking": "They want Lima.", "signature": "s1"}
+    summary: JsonValue = {
+        "type": "reasoning",
+        "id": "rs_1",
+        "summary": [{"type": "summary_text", "text": "Hm."}],
+    }
+    search: JsonValue = {"type": "server_tool_call", "id": "ws_1", "name": "web_search", "args": {}}
+    found: JsonValue = {"type": "server_tool_result", "tool_call_id": "ws_1", "status": "success"}
+    redacted: JsonValue = {"type": "redacted_thinking", "data": "xyz"}
+    msg = message_from_obj(
+        {
+            "role": "assistant",
+            "parts": [_dumped(b) for b in (thinking, summary, search, found, redacted)],
+        }
+    )
+    assert msg is not None
+    assert msg.parts == (
+        TextPart(text="They want Lima.", thought=True),
+        TextPart(text="Hm.", thought=True),
+        OtherPart(type="server_tool_call", data=search),
+        OtherPart(type="server_tool_call_response", data=found),
+        OtherPart(type="redacted_thinking", data=redacted),
+    )
+    assert msg.text(thoughts=False) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"type": "forecast", "city": "Lima"}',  # a reply that is JSON of its own
+        '{"type": "thinking"}',  # no thinking in it: not LangChain's block
+        '{"type": "thinking", "thinking": ',  # cut short
+        '{"city": "Lima", "type": "thinking", "thinking": "x"}',  # not as json.dumps starts
+    ],
+)
+def test_other_json_text_stays_text(text: str) -> None:
+    msg = message_from_obj({"role": "assistant", "parts": [{"type": "text", "content": text}]})
+    assert msg is not None
+    assert msg.parts == (TextPart(text=text),)
 
 
 def test_a_messages_text_with_and_without_its_thoughts() -> None:

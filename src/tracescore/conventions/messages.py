@@ -260,6 +260,10 @@ def _genai_part(ptype: str, obj: Mapping[str, object]) -> Part:
             # A text part without its text: content capture was off (pydantic-ai
             # include_content=False writes {"type": "text"}). Not an empty message.
             return OtherPart(type=ptype, data=cast(JsonValue, dict(obj)))
+        if ptype == "text" and isinstance(content, str) and content.startswith('{"type": '):
+            block = _dumped_block(content)
+            if block is not None:
+                return block
         return TextPart(text=str(content), thought=ptype != "text")
     if ptype in ("tool_call", "function_call", "function"):
         if obj.get("builtin") is True:
@@ -283,6 +287,51 @@ def _genai_part(ptype: str, obj: Mapping[str, object]) -> Part:
             id=_opt_str(obj.get("id")),
         )
     return OtherPart(type=ptype, data=cast(JsonValue, dict(obj)))
+
+
+#: LangChain content blocks that are not the reply's text, by the key that holds each.
+_LANGCHAIN_BLOCKS: Final = {
+    "thinking": "thinking",
+    "reasoning": "reasoning",
+    "redacted_thinking": "data",
+    "server_tool_call": "name",
+    "server_tool_result": "tool_call_id",
+}
+
+
+def _dumped_block(text: str) -> Part | None:
+    """A LangChain content block that OpenLLMetry wrote as a text part's JSON.
+
+    OpenLLMetry's LangChain instrumentation writes a reply's text blocks as text, but
+    when it has none (a thinking model's reply before a call: its thinking and the
+    call), each other block becomes a text part holding ``json.dumps(block)``. Read as
+    that block: a thought is a thought, a provider-run tool a part of the reply; None
+    for any other text (a reply that is JSON of its own keeps being text).
+    """
+    try:
+        block = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "reasoning" and isinstance(block.get("summary"), list):
+        # langchain-openai's Responses API reasoning item: its summary texts.
+        texts = [t.get("text") for t in block["summary"] if isinstance(t, dict)]
+        summary = "\n".join(t for t in texts if isinstance(t, str))
+        if not summary:
+            return OtherPart(type=kind, data=cast(JsonValue, block))
+        return TextPart(text=summary, thought=True)
+    if not isinstance(kind, str) or _LANGCHAIN_BLOCKS.get(kind) not in block:
+        return None
+    if kind in {"thinking", "reasoning"}:
+        thought = block[kind]
+        return TextPart(text=thought, thought=True) if isinstance(thought, str) else None
+    if kind == "server_tool_call":
+        return _server_tool("server_tool_call", block)
+    if kind == "server_tool_result":
+        return _server_tool("server_tool_call_response", block)
+    return OtherPart(type=kind, data=cast(JsonValue, block))
 
 
 def _server_tool(kind: str, obj: Mapping[str, object]) -> OtherPart:
