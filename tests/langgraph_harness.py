@@ -285,6 +285,24 @@ def server_tool() -> list[dict[str, Any]]:
     return _one([reply], "Weather in Lima?")
 
 
+def thinking() -> list[dict[str, Any]]:
+    """A thinking model's replies (Anthropic's ``thinking`` blocks, as LangChain keeps
+    them in the content) before a call and before the answer: the answer is the text."""
+    first = AIMessage(
+        content=[{"type": "thinking", "thinking": "They want Lima.", "signature": "s1"}],
+        tool_calls=[
+            {"name": "get_weather", "args": {"city": "Lima"}, "id": "k1", "type": "tool_call"}
+        ],
+    )
+    second = AIMessage(
+        content=[
+            {"type": "thinking", "thinking": "Sunny; say so.", "signature": "s2"},
+            {"type": "text", "text": "Lima: sunny."},
+        ]
+    )
+    return _one([first, second], "Lima, sunny or not?")
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     f.__name__: f
     for f in (
@@ -298,6 +316,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         streamed,
         pipeline,
         server_tool,
+        thinking,
     )
 }
 
