@@ -145,9 +145,33 @@ def team_delegation() -> list[dict[str, Any]]:
     return [view(output, "desk"), view(member, "researcher")]
 
 
+def thinking() -> list[dict[str, Any]]:
+    """A reasoning model (``reasoning_content`` beside each reply, DeepSeek's way): agno
+    keeps it apart from the answer, in its messages' ``reasoning_content``."""
+    turns: list[Turn] = [[("get_weather", {"city": "Lima"}, "k1")], "Lima: sunny."]
+    bodies = _bodies(turns)
+    for body, thought in zip(bodies, ["They want Lima.", "Sunny; say so."], strict=True):
+        body["choices"][0]["message"]["reasoning_content"] = thought
+    with FakeOpenAI(bodies) as fake:
+        model = OpenAIChat(id=MODEL, base_url=fake.base_url, api_key="test")
+        output = _weather_agent(model).run("Lima: sunny today?")
+    assert [m.reasoning_content for m in output.messages or [] if m.role == "assistant"] == [
+        "They want Lima.",
+        "Sunny; say so.",
+    ]
+    return [view(output, "weather_agent")]
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     f.__name__: f
-    for f in (sequential_tools, parallel_and_failed, no_tools, two_turn_session, team_delegation)
+    for f in (
+        sequential_tools,
+        parallel_and_failed,
+        no_tools,
+        two_turn_session,
+        team_delegation,
+        thinking,
+    )
 }
 
 
