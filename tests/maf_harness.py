@@ -385,7 +385,24 @@ def model_fails() -> list[dict[str, Any]]:
     return [view(["weather_agent"], "Weather in Quito?", [])]
 
 
+def thinking() -> list[dict[str, Any]]:
+    """A reasoning model's replies, each with its reasoning (the Responses API's reasoning
+    item with its summary; Chat Completions' ``reasoning_content``, DeepSeek's way) before
+    a call and before the answer. Agent Framework keeps it as ``text_reasoning`` content,
+    apart from the answer's text."""
+    script = _script((None, [("get_weather", {"city": "Lima"}, "call_k")]), ("Lima: sunny.", ()))
+    for body, thought in zip(script, ["They want Lima.", "Sunny; say so."], strict=True):
+        if API == "responses":
+            summary = [{"type": "summary_text", "text": thought}]
+            item = {"type": "reasoning", "id": f"rs_{thought[:4]}", "summary": summary}
+            body["output"].insert(0, item)
+        else:
+            body["choices"][0]["message"]["reasoning_content"] = thought
+    return _one_run(script, "Lima, sunny today or not?")
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "thinking": thinking,
     "parallel_calls_one_raises": parallel_calls_one_raises,
     "sequential_calls": sequential_calls,
     "no_tools_non_ascii": no_tools_non_ascii,
