@@ -22,8 +22,12 @@ MODEL = "llama3.1"
 PROMPT_TOKENS = 13
 COMPLETION_TOKENS = 5
 
-#: One scripted reply: the text (or None) and the tool calls (name, arguments).
-Reply = tuple[str | None, Sequence[tuple[str, dict[str, Any]]]]
+#: One scripted reply: the text (or None) and the tool calls (name, arguments), and the
+#: model's thinking, when it thinks (sent first, as Ollama's ``message.thinking``).
+Reply = (
+    tuple[str | None, Sequence[tuple[str, dict[str, Any]]]]
+    | tuple[str | None, Sequence[tuple[str, dict[str, Any]]], str]
+)
 
 
 def _chunk(message: dict[str, Any], *, done: bool) -> dict[str, Any]:
@@ -48,14 +52,19 @@ def _chunk(message: dict[str, Any], *, done: bool) -> dict[str, Any]:
 
 def chunks(reply: Reply, *, stream: bool) -> list[dict[str, Any]]:
     """The response to a chat request, as Ollama sends it (one body unless ``stream``)."""
-    text, calls = reply
+    text, calls = reply[0], reply[1]
+    thinking = reply[2] if len(reply) > 2 else None
     tool_calls = [{"function": {"name": n, "arguments": a}} for n, a in calls]
     if not stream:
         message: dict[str, Any] = {"content": text or ""}
+        if thinking:
+            message["thinking"] = thinking
         if tool_calls:
             message["tool_calls"] = tool_calls
         return [_chunk(message, done=True)]
     out = []
+    if thinking:
+        out.append(_chunk({"content": "", "thinking": thinking}, done=False))
     if text:
         half = len(text) // 2
         out += [_chunk({"content": piece}, done=False) for piece in (text[:half], text[half:])]

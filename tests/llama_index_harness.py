@@ -169,6 +169,16 @@ def not_streamed() -> list[dict[str, Any]]:
     return _run(script, lambda llm: _weather_agent(llm, streaming=False), "Weather in Oslo?")
 
 
+def thinking() -> list[dict[str, Any]]:
+    """A thinking model (Ollama's ``message.thinking``, a ``ThinkingBlock`` to LlamaIndex)
+    before a call and before the answer: the answer is the reply's text."""
+    script: list[Reply] = [
+        (None, [("get_weather", {"city": "Lima"})], "They want Lima."),
+        ("Lima is sunny.", (), "Sunny; say so."),
+    ]
+    return _run(script, _weather_agent, "Lima: sunny or not today?")
+
+
 def direct_answer() -> list[dict[str, Any]]:
     return _run([("Bonjour ! Ça va ? 👋", ())], _weather_agent, "Dis bonjour.")
 
@@ -281,6 +291,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         parallel_calls,
         sequential_tools,
         not_streamed,
+        thinking,
         direct_answer,
         two_turn_session,
         react_agent,
