@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from tracescore.conventions import run_end
-from tracescore.conventions.adk import ADK_SCOPE, is_adk
+from tracescore.conventions.adk import is_adk
 from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
@@ -65,17 +65,16 @@ _UNFINISHED: Final = (
     "the run did not finish: its root span ended first, and the step that ends the run"
     " never came (a step failed and left no span, or the run was cut off)"
 )
-#: A run that did not fail, whose last model reply calls tools and that states no answer:
-#: nothing after the calls is in the trace. Frameworks that answer with the tool results
-#: themselves do that (AutoGen's AssistantAgent by default, ``reflect_on_tool_use=False``),
-#: and so does a run waiting on a long-running tool or a human approval.
 #: Why an ADK run can have no model call at all: schema 2 writes the model's input and
 #: reply only on ``generate_content`` spans, which a callback's answer never opens.
 _ADK_NO_MODEL_CALL: Final = (
     "ADK telemetry schema 2 records no model call, and nothing of what was said, when a"
     " before_model_callback answers in the model's place"
 )
-
+#: A run that did not fail, whose last model reply calls tools and that states no answer:
+#: nothing after the calls is in the trace. Frameworks that answer with the tool results
+#: themselves do that (AutoGen's AssistantAgent by default, ``reflect_on_tool_use=False``),
+#: and so does a run waiting on a long-running tool or a human approval.
 _ENDED_ON_CALLS: Final = (
     "the run ended on tool calls, with no model reply after them: it has no final "
     "response (an answer the framework made of the tool results is in no span)"
@@ -166,7 +165,7 @@ def _build(
 
     # ADK's eval reads a reply's thoughts as its text; every other framework's answer (a
     # pydantic-ai output, an OpenAI Agents final output) leaves them out.
-    thoughts = any(span.scope == ADK_SCOPE for span in run.spans)
+    thoughts = any(is_adk(span) for span in run.spans)
     final_idx = _final_index(responses, thoughts)
     final = responses[final_idx].message.text(thoughts=thoughts) if final_idx is not None else None
     if final is None and run.agent_views:

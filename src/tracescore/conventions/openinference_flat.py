@@ -114,8 +114,9 @@ def _message(flat: Flat, default_role: str) -> Message | None:
         kind = item.get("type", "text")
         if kind in _TEXT_KINDS:
             if not is_not_captured(text):
-                # A thinking model's thought, written as ``reasoning`` (google-genai,
-                # google-adk), is text of the reply as it is in the GenAI conventions.
+                # A thinking model's thought (google-genai's, google-adk's) or reasoning
+                # summary (OpenAI Agents', Strands', agno's) is written as ``reasoning``:
+                # a thought of the reply, as a GenAI reasoning part is.
                 items.append(TextPart(text=str(text), thought=kind != "text"))
         else:
             items.append(OtherPart(type=str(item.get("type")), data=cast(JsonValue, item)))
