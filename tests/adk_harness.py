@@ -95,7 +95,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 import mcp_server
 
@@ -1031,6 +1031,31 @@ def include_contents_none() -> Scenario:
     )
 
 
+class WeatherReport(BaseModel):
+    """The structured answer of ``structured_output``."""
+
+    city: str
+    celsius: float
+
+
+def structured_output() -> Scenario:
+    """An agent with an ``output_schema`` answers in JSON (and ``output_key`` keeps it)."""
+    agent, queue = _llm_agent(
+        "report_agent",
+        [model_response(text('{"city": "Oslo", "celsius": 4.5}'))],
+        instruction="Answer as a weather report.",
+        output_schema=WeatherReport,
+        output_key="report",
+    )
+    return Scenario(
+        "structured_output",
+        agent,
+        ["Report the weather for Oslo."],
+        [queue],
+        description="output_schema: the answer is JSON text",
+    )
+
+
 SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "two_sequential_tools": two_sequential_tools,
     "parallel_calls": parallel_calls,
@@ -1055,6 +1080,7 @@ SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "code_execution": code_execution,
     "long_running_tool": long_running_tool,
     "include_contents_none": include_contents_none,
+    "structured_output": structured_output,
 }
 """Scenario builders by name; each call builds a fresh agent tree and script."""
 
