@@ -325,8 +325,7 @@ class OpenInference(ConventionReader):
         """
         if not self._applies(view) or view.span.scope != ADK_SCOPE:
             return False
-        attrs = view.span.attributes
-        return is_callback_reply(parse_content(view, attrs.get(OUTPUT_VALUE), OUTPUT_VALUE))
+        return is_callback_reply(_adk_output(view))
 
     def system_instructions(self, view: SpanView) -> Found[str] | None:
         """Text of the system-role input messages."""
@@ -486,6 +485,12 @@ def _output_value(view: SpanView) -> Found[JsonValue] | None:
     return parse_content(view, raw, OUTPUT_VALUE)
 
 
+def _adk_output(view: SpanView) -> Found[JsonValue] | None:
+    """``output.value`` of a span on ADK's, parsed once (its reply, and who gave it)."""
+    raw = view.span.attributes.get(OUTPUT_VALUE)
+    return view.cached("openinference.adk_output", lambda: parse_content(view, raw, OUTPUT_VALUE))
+
+
 def _adk_response(view: SpanView) -> Found[list[Message]] | None:
     """The reply in ``output.value`` when it is an ADK ``LlmResponse`` (``content``).
 
@@ -495,7 +500,7 @@ def _adk_response(view: SpanView) -> Found[list[Message]] | None:
     did not (its tool call at part 1, say) linger beside it. ``output.value`` is
     rewritten whole by each call: the last reply as it was.
     """
-    found = parse_content(view, view.span.attributes.get(OUTPUT_VALUE), OUTPUT_VALUE)
+    found = _adk_output(view)
     if found is None or not isinstance(found.value, dict):
         return None
     if not isinstance(found.value.get("content"), Mapping):
