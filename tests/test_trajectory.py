@@ -313,8 +313,9 @@ def test_a_retried_model_call_leaves_the_run_as_it_was() -> None:
     root = agent(tb, "a")
     chat(tb, root, [user("hi")], reply(call("t", {"x": 1}, "c1")))
     tool(tb, root, "t", {"x": 1}, {"ok": True}, "c1")
-    failed_chat(tb, root, [user("hi")])
-    chat(tb, root, [user("hi")], reply(text("done")))
+    throttled = failed_chat(tb, root, [user("hi")])
+    retry = chat(tb, root, [user("hi")], reply(text("done")))
+    throttled.end_ns = retry.start_ns - 1  # the retry comes after the failure
     [inv] = build_invocations(tb.spans)
     assert inv.status == "ok"
     assert inv.warnings == ()  # the calls come from the model's outputs, not the tool spans

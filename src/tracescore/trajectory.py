@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from tracescore.conventions import run_end
 from tracescore.conventions.adk import is_adk
 from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
@@ -46,25 +45,20 @@ from tracescore.model import (
     ToolCall,
 )
 from tracescore.model_context import NO_CONTEXT, read_model_context
+from tracescore.run_errors import run_error
 from tracescore.run_ids import run_ids
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
 from tracescore.tool_calls import (
-    UNNAMED_ERROR,
     Execution,
     ModelReply,
     call_from_execution,
     execution,
     join_calls,
-    span_error,
 )
 from tracescore.trace_tree import AgentRun, LlmStep, split_runs
 
 __all__ = ["build_invocations"]
 
-_UNFINISHED: Final = (
-    "the run did not finish: its root span ended first, and the step that ends the run"
-    " never came (a step failed and left no span, or the run was cut off)"
-)
 #: Why an ADK run can have no model call at all: schema 2 writes the model's input and
 #: reply only on ``generate_content`` spans, which a callback's answer never opens.
 _ADK_NO_MODEL_CALL: Final = (
@@ -173,7 +167,7 @@ def _build(
         if stated is not None:
             final = stated.value
             provenance["final_response"] = stated.source
-    error = _run_error(run, failed if not responses else [], answered=bool(responses))
+    error = run_error(run, failed if not responses else [], answered=bool(responses))
     if final is None and error is None and responses and responses[-1].message.tool_calls():
         warnings.append(_ENDED_ON_CALLS)
     intermediate = tuple(
@@ -199,6 +193,8 @@ def _build(
     reason_code, reason = _evaluability(
         run, user, responses, warnings, complete, failed=failed, missing=missing_outputs
     )
+    if reason_code == "no_model_call" and error is not None:
+        reason = f"{reason}; the run failed first: {error}"
     return Invocation(
         trace_id=root.trace_id,
         invocation_id=ids.invocation_id,
@@ -274,30 +270,6 @@ def _joined_calls(
         f" no span of their own; their token usage is not counted): {unseen}"
     )
     return more, calls, unseen
-
-
-def _run_error(run: AgentRun, failed: Sequence[LlmStep], *, answered: bool) -> str | None:
-    """The run's error: its root span's, else the failed model call's.
-
-    The failed call's is taken too when the root says only that it failed: it names why.
-    ``failed`` holds the model calls that failed while the run had no answer. A run
-    whose root span ends first and that none of its spans says ended did not finish
-    (:mod:`tracescore.conventions.run_end`): its failing step left no span. Said only
-    when some model output was read (``answered``): without content capture, the span
-    that says a run ended carries nothing to say it with.
-    """
-    root = run.root
-    error = span_error(root)
-    if failed and error in (None, UNNAMED_ERROR):
-        return span_error(failed[-1].view.span) or error
-    if error is None and answered and root.scope in run_end.SCOPES and not _run_ended(run):
-        return _UNFINISHED
-    return error
-
-
-def _run_ended(run: AgentRun) -> bool:
-    root = run.root
-    return any(run_end.ends_run(span, root=span is root) for span in run.spans)
 
 
 def _conversation(

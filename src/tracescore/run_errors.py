@@ -1,0 +1,89 @@
+"""Why an agent run failed, from its spans: the ``error`` of its invocation.
+
+Most frameworks set the error on the run's root span. Some do not: the OpenAI Agents
+SDK leaves its ``Agent workflow`` trace span OK and sets the error on the agent's own
+span (a model call that failed for good, ``Max turns exceeded``, an output guardrail's
+tripwire) or, for an input guardrail's tripwire, on the ``turn`` span inside it, both
+under OpenInference and OpenLLMetry. Read from the root alone, such a run looked like
+one that ended well on its tool calls, or that made no model call for no reason.
+
+So, in this order:
+
+1. the root span's error;
+2. when the run has no answer, the error of the model call that failed last (also when
+   the root only says that it failed: the call names why);
+3. the error of a span that ended the run: one of its inner agent spans, or a step
+   directly inside one that is not a tool's (a model call, the SDK's ``turn``), provided
+   no model call of the run started after that span ended. A step the framework retried
+   (a model call after a rate limit, a LangGraph node under a retry policy, a chain with
+   a fallback) is followed by the retry's model call; a step that failed the run is
+   not. So a run whose last model call failed, after replies that called tools, failed
+   there, and did not end on its calls;
+4. a run whose root ends first and that no span says ended
+   (:mod:`tracescore.conventions.run_end`): it did not finish.
+
+A tool that raised is not the run's failure: the framework hands the error to the model,
+and the call carries it (``ToolCall.error``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from tracescore.conventions import run_end
+from tracescore.spans import STATUS_ERROR
+from tracescore.tool_calls import UNNAMED_ERROR, span_error
+from tracescore.trace_tree import AgentRun, LlmStep
+
+__all__ = ["UNFINISHED", "run_error"]
+
+UNFINISHED: Final = (
+    "the run did not finish: its root span ended first, and the step that ends the run"
+    " never came (a step failed and left no span, or the run was cut off)"
+)
+
+
+def run_error(run: AgentRun, failed: Sequence[LlmStep], *, answered: bool) -> str | None:
+    """The run's error, by the rules of the module docstring; None for a run that did not fail.
+
+    Args:
+        run: The agent run.
+        failed: The model calls that failed while the run had no answer (empty when it
+            has one: a call that failed and was retried is no failure of the run).
+        answered: Whether some model output was read. An unfinished run is said to be
+            one only then: without content capture, the span that says a run ended
+            carries nothing to say it with.
+
+    """
+    root = run.root
+    error = span_error(root)
+    if failed and error in (None, UNNAMED_ERROR):
+        return span_error(failed[-1].view.span) or error
+    if error is None:
+        error = _inner_error(run)
+    if error is None and answered and root.scope in run_end.SCOPES and not _run_ended(run):
+        return UNFINISHED
+    return error
+
+
+def _inner_error(run: AgentRun) -> str | None:
+    """Rule 3: the error of a span that ended the run, inside it."""
+    errors = [s for s in run.spans if s.status_code == STATUS_ERROR and s is not run.root]
+    if not errors:
+        return None
+    agents = {v.span.span_id for v in run.agent_views}
+    tools = {t.view.span.span_id for t in run.tool_steps}
+    last_call = max((s.view.span.start_ns for s in run.llm_steps), default=None)
+    for span in errors:
+        inside = span.span_id in agents or (
+            span.parent_span_id in agents and span.span_id not in tools
+        )
+        if inside and (last_call is None or last_call < span.end_ns):
+            return span_error(span)
+    return None
+
+
+def _run_ended(run: AgentRun) -> bool:
+    root = run.root
+    return any(run_end.ends_run(span, root=span is root) for span in run.spans)
