@@ -36,7 +36,9 @@ from typing import Any
 import openai
 from agents import (
     Agent,
+    AgentsException,
     FileSearchTool,
+    GuardrailFunctionOutput,
     HandoffOutputItem,
     ItemHelpers,
     MessageOutputItem,
@@ -44,12 +46,17 @@ from agents import (
     ModelSettings,
     OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
+    RunContextWrapper,
     Runner,
     RunResult,
     RunResultStreaming,
     ToolCallOutputItem,
+    TResponseInputItem,
     function_tool,
+    input_guardrail,
+    output_guardrail,
 )
+from agents.exceptions import RunErrorDetails
 from openai.types.responses import ResponseFileSearchToolCall, ResponseFunctionToolCall
 from openai.types.shared import Reasoning as ReasoningSettings
 from openinference.instrumentation import using_session
@@ -57,6 +64,7 @@ from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from opentelemetry.instrumentation.openai_agents import (
     OpenAIAgentsInstrumentor as OpenLLMetryAgentsInstrumentor,
 )
+from pydantic import BaseModel
 
 from fake_openai import MODEL, FakeOpenAI, completion, scripted_response
 from recording import Recorder, weather
@@ -173,7 +181,11 @@ def _args(raw: str) -> Any:
     return json.loads(raw) if raw else {}
 
 
-def view(result: RunResult | RunResultStreaming) -> dict[str, Any]:
+#: A run as the SDK keeps it: its result, or what a run that raised had done by then.
+Record = RunResult | RunResultStreaming | RunErrorDetails
+
+
+def view(result: Record) -> dict[str, Any]:
     """A run as the SDK recorded it: the fields an invocation must have."""
     outputs: dict[str, Any] = {}
     for item in result.new_items:
@@ -226,7 +238,7 @@ async def _run(agent: Agent[Any], prompt: str | list[Any]) -> dict[str, Any]:
     return {"agents": _agents(result), **view(result)}
 
 
-def _agents(result: RunResult | RunResultStreaming) -> list[str]:
+def _agents(result: Record) -> list[str]:
     names: list[str] = []
     for item in result.new_items:
         if item.agent.name not in names:
@@ -293,6 +305,15 @@ SCRIPTS: dict[str, list[Turn]] = {
         ],
         [Reasoning("rs_2", ["It is sunny; say so."]), "Lima is sunny."],
     ],
+    "structured_output": [
+        [Call("get_weather", {"city": "Nice"}, "o1")],
+        ['{"city":"Nice","sky":"sunny"}'],
+    ],
+    "stop_on_first_tool": [[Call("get_weather", {"city": "Lisbon"}, "f1")]],
+    "model_fails": [[Call("get_weather", {"city": "Graz"}, "m1")]],  # then a 500
+    "max_turns": [[Call("get_weather", {"city": "Linz"}, "x1")], ["Linz: sunny."]],
+    "input_tripwire": [["4"]],
+    "output_tripwire": [["Bergen: rain all day."]],
     "agent_as_tool": [
         [Call("ask_weather", {"input": "Weather in Kyiv?"}, "a1")],
         [Call("get_weather", {"city": "Kyiv"}, "a2")],
@@ -407,6 +428,75 @@ async def reasoning(model: Model) -> list[dict[str, Any]]:
     return [{"agents": _agents(result), **view(result)}]
 
 
+class Forecast(BaseModel):
+    """The structured answer of the ``structured_output`` scenario."""
+
+    city: str
+    sky: str
+
+
+async def structured_output(model: Model) -> list[dict[str, Any]]:
+    """``output_type``: the SDK asks for JSON text and parses it; the text is the answer."""
+    return [await _run(_weather(model, output_type=Forecast), "Forecast for Nice, as data?")]
+
+
+async def stop_on_first_tool(model: Model) -> list[dict[str, Any]]:
+    """``tool_use_behavior="stop_on_first_tool"``: the tool's result is the run's output.
+
+    No span says so (``final_output`` is written nowhere), so the run has no final
+    response, as its messages have none; ``final_output`` is kept for the test.
+    """
+    agent = _weather(model, tool_use_behavior="stop_on_first_tool")
+    result = await Runner.run(agent, "Lisbon weather, raw?")
+    return [{"agents": _agents(result), **view(result), "final_output": result.final_output}]
+
+
+@input_guardrail
+async def _refuse_sums(
+    ctx: RunContextWrapper[Any], agent: Agent[Any], prompt: str | list[TResponseInputItem]
+) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info="a sum", tripwire_triggered=True)
+
+
+@output_guardrail
+async def _no_rain(
+    ctx: RunContextWrapper[Any], agent: Agent[Any], output: Any
+) -> GuardrailFunctionOutput:
+    return GuardrailFunctionOutput(output_info=None, tripwire_triggered="rain" in str(output))
+
+
+async def _failing(agent: Agent[Any], prompt: str, **kwargs: Any) -> list[dict[str, Any]]:
+    """A run that raises: what it had done by then (the SDK's ``run_data``, else the
+    prompt only) and the exception's type as ``raised``."""
+    try:
+        await Runner.run(agent, prompt, **kwargs)
+    except Exception as exc:  # the failure is the scenario
+        data = exc.run_data if isinstance(exc, AgentsException) else None
+        done = {"agents": _agents(data), **view(data)} if data is not None else {"user": prompt}
+        return [{**done, "raised": type(exc).__name__}]
+    raise AssertionError("the run was to fail")
+
+
+async def model_fails(model: Model) -> list[dict[str, Any]]:
+    """The second model call gets a 500: the run raises ``openai.InternalServerError``."""
+    return await _failing(_weather(model), "Weather in Graz?")
+
+
+async def max_turns(model: Model) -> list[dict[str, Any]]:
+    """``max_turns=1``: the run raises ``MaxTurnsExceeded`` before its second model call."""
+    return await _failing(_weather(model), "Weather in Linz?", max_turns=1)
+
+
+async def input_tripwire(model: Model) -> list[dict[str, Any]]:
+    """An input guardrail trips before the model answered (the run's only call is dropped)."""
+    return await _failing(_weather(model, input_guardrails=[_refuse_sums]), "What is 2+2?")
+
+
+async def output_tripwire(model: Model) -> list[dict[str, Any]]:
+    """An output guardrail trips on the model's answer: the caller never gets it."""
+    return await _failing(_weather(model, output_guardrails=[_no_rain]), "Bergen weather?")
+
+
 #: Scenarios of the Responses API only (its hosted tools, its reasoning items).
 RESPONSES_ONLY: dict[str, Scenario] = {"file_search": file_search, "reasoning": reasoning}
 
@@ -422,6 +512,19 @@ SCENARIOS: dict[str, Scenario] = {
         streamed,
         handoff,
         agent_as_tool,
+        structured_output,
+    )
+}
+
+#: Runs that end without an answer of the model's: on a tool's result, or raising.
+ENDINGS: dict[str, Scenario] = {
+    f.__name__: f
+    for f in (
+        stop_on_first_tool,
+        model_fails,
+        max_turns,
+        input_tripwire,
+        output_tripwire,
     )
 }
 
@@ -437,7 +540,7 @@ async def main(api: str, out_dir: Path) -> None:
         )
     render = _responses_body if api == "responses" else _chat_body
     expected = {}
-    scenarios = {**SCENARIOS, **(RESPONSES_ONLY if api == "responses" else {})}
+    scenarios = {**SCENARIOS, **ENDINGS, **(RESPONSES_ONLY if api == "responses" else {})}
     for name, scenario in scenarios.items():
         bodies = [render(turn, i) for i, turn in enumerate(SCRIPTS[name])]
         with FakeOpenAI(bodies) as fake:

@@ -55,6 +55,40 @@ def test_a_hosted_file_search_leaves_no_trace_but_its_answer(responses: Path) ->
     assert (inv.status, inv.retrieved) == ("ok", ())
 
 
+@pytest.mark.parametrize(
+    ("scenario", "why"),
+    [
+        ("max_turns", "{'message': 'Max turns exceeded', 'data': {'max_turns': 1}}"),
+        (
+            "output_tripwire",
+            "{'message': 'Guardrail tripwire triggered', 'data': {'guardrail': '_no_rain'}}",
+        ),
+    ],
+)
+def test_a_run_that_raised_says_why(responses: Path, scenario: str, why: str) -> None:
+    """OpenLLMetry writes the SDK's error (a dict) as the agent span's status, and leaves
+    the ``Agent Workflow`` span OK: the run failed all the same."""
+    [expected] = json.loads((responses / "expected.json").read_text())[scenario]
+    expected.pop("raised")
+    [inv] = imported(responses / f"{scenario}.jsonl")
+    assert run_view(inv, authors=True, failed=False) == expected
+    assert (inv.status, inv.error, inv.warnings) == ("ok", why, ())
+
+
+def test_a_model_call_that_failed_for_good_is_the_run_s_error(responses: Path) -> None:
+    [inv] = imported(responses / "model_fails.jsonl")
+    assert len(inv.tool_calls) == 1
+    assert (inv.final_response, inv.warnings) == (None, ())
+    assert inv.error is not None and "Error code: 500 - script exhausted" in inv.error
+
+
+def test_an_input_guardrail_that_tripped_leaves_nothing_to_say_why(responses: Path) -> None:
+    """OpenLLMetry writes the guardrail's trip nowhere (no span has an error, and the
+    prompt is in none): the run is not evaluable, with no model call, and that is all."""
+    [inv] = imported(responses / "input_tripwire.jsonl")
+    assert (inv.status, inv.reason_code, inv.error) == ("not_evaluable", "no_model_call", None)
+
+
 def test_a_tool_that_raised_is_flagged(responses: Path) -> None:
     [inv] = imported(responses / "tool_raises.jsonl")
     [call] = inv.tool_calls

@@ -80,6 +80,59 @@ def test_a_hosted_file_search_is_what_the_model_read_not_a_call(recorded: Path) 
     assert with_context.provenance["retrieved"] == "llm.output_messages"
 
 
+#: The errors the SDK sets on the agent's span (OpenInference writes them as the status).
+WHY_IT_RAISED = {
+    "max_turns": "Max turns exceeded: {'max_turns': 1}",
+    "output_tripwire": "Guardrail tripwire triggered: {'guardrail': '_no_rain'}",
+}
+
+
+@pytest.mark.parametrize("scenario", list(WHY_IT_RAISED))
+def test_a_run_that_raised_keeps_what_it_did_and_says_why(recorded: Path, scenario: str) -> None:
+    """The SDK leaves its ``Agent workflow`` span OK and sets the error on the agent's
+    span: the run failed all the same. Before the failure the run is as the SDK's own
+    ``run_data`` has it (an output guardrail's run has the answer the caller never got)."""
+    [expected] = json.loads((recorded / "expected.json").read_text())[scenario]
+    assert expected.pop("raised") in ("MaxTurnsExceeded", "OutputGuardrailTripwireTriggered")
+    [inv] = imported(recorded / f"{scenario}.jsonl")
+    assert run_view(inv, authors=True, failed=False) == expected
+    assert (inv.status, inv.error, inv.warnings) == ("ok", WHY_IT_RAISED[scenario], ())
+
+
+def test_a_model_call_that_failed_for_good_is_the_run_s_error(recorded: Path) -> None:
+    """The second model call gets a 500 and the SDK raises: the run has its call and no
+    answer, and says why (not that it ended on its calls)."""
+    [expected] = json.loads((recorded / "expected.json").read_text())["model_fails"]
+    assert expected == {"user": "Weather in Graz?", "raised": "InternalServerError"}
+    [inv] = imported(recorded / "model_fails.jsonl")
+    assert [(c.name, c.args, c.result) for c in inv.tool_calls] == [
+        ("get_weather", {"city": "Graz"}, "sunny in Graz, 21 °C")
+    ]
+    assert (inv.user_content, inv.final_response, inv.warnings) == ("Weather in Graz?", None, ())
+    assert inv.error == "Error in agent run: {'error': 'Error code: 500 - script exhausted'}"
+
+
+def test_an_input_guardrail_that_tripped_is_why_no_model_answered(recorded: Path) -> None:
+    """The guardrail trips before the model call ends: the SDK drops the call, so no span
+    has the prompt or a reply. Not evaluable, and the reason says why."""
+    [inv] = imported(recorded / "input_tripwire.jsonl")
+    why = "Guardrail tripwire triggered: {'guardrail': '_refuse_sums'}"
+    assert (inv.status, inv.reason_code, inv.error) == ("not_evaluable", "no_model_call", why)
+    assert inv.reason == f"no model call was found in this agent run; the run failed first: {why}"
+
+
+def test_a_run_stopped_on_its_tool_s_result_has_no_final_response(recorded: Path) -> None:
+    """``stop_on_first_tool``: the tool's result is the SDK's ``final_output``, written in
+    no span. The run has its call and no final response, and says so."""
+    [expected] = json.loads((recorded / "expected.json").read_text())["stop_on_first_tool"]
+    assert expected.pop("final_output") == "sunny in Lisbon, 21 °C"
+    [inv] = imported(recorded / "stop_on_first_tool.jsonl")
+    assert run_view(inv, authors=True, failed=False) == expected
+    assert (inv.status, inv.error) == ("ok", None)
+    [warning] = inv.warnings
+    assert warning.startswith("the run ended on tool calls, with no model reply after them")
+
+
 def test_a_tool_that_raised_is_flagged(recorded: Path) -> None:
     [inv] = imported(recorded / "tool_raises.jsonl")
     [call] = inv.tool_calls
