@@ -1,4 +1,4 @@
-"""Real smolagents ``ToolCallingAgent`` runs, traced by OpenInference, as OTLP JSON Lines.
+"""Real smolagents agent runs, traced by OpenInference, as OTLP JSON Lines.
 
 ``openinference-instrumentation-smolagents`` traces a run as an AGENT span named
 ``<agent>.run`` (its ``input.value`` the ``run`` arguments, its ``output.value`` the
@@ -6,7 +6,8 @@ answer) › a CHAIN span per step › the model call (LLM) and the tools (TOOL).
 smolagents' ``OpenAIServerModel`` on the real ``openai`` client against
 :class:`fake_openai.FakeOpenAI`. A ``ToolCallingAgent`` answers by calling its
 ``final_answer`` tool, so no model reply holds the answer as text; and it shows the
-model the task after "New task:".
+model the task after "New task:". A ``CodeAgent``'s model writes code (``<code>…</code>``)
+that calls the tools and ``final_answer``: its replies hold code, and call no tool.
 
 The instrumentation patches smolagents' classes process-wide, so the runs happen in a
 child process: ``python smolagents_harness.py OUT_DIR`` writes one OTLP JSON Lines file
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from openinference.instrumentation.smolagents import SmolagentsInstrumentor
-from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+from smolagents import CodeAgent, OpenAIServerModel, ToolCallingAgent, tool
 from smolagents.memory import ActionStep, TaskStep
 
 from fake_openai import MODEL, FakeOpenAI, scripted_reply
@@ -34,6 +35,8 @@ from recording import Recorder, record_scenarios, weather
 Call = tuple[str, dict[str, Any], str]
 #: What each tool call returned, by call arguments (unique within a scenario).
 RETURNED: dict[str, Any] = {}
+#: The cities each tool call asked for, in the order the calls ran.
+ASKED: list[str] = []
 
 
 @tool  # type: ignore[untyped-decorator]  # smolagents is untyped
@@ -43,6 +46,7 @@ def get_weather(city: str) -> str:
     Args:
         city: The city.
     """
+    ASKED.append(city)
     RETURNED[city] = result = weather(city)
     return result
 
@@ -53,11 +57,21 @@ def _body(index: int, calls: Sequence[Call]) -> dict[str, Any]:
 
 def _run(turns: Sequence[Sequence[Call]], task: str) -> list[dict[str, Any]]:
     """Run a weather agent on ``task`` with the model's ``turns``; smolagents' record of it."""
+    return _run_bodies([_body(i, turn) for i, turn in enumerate(turns)], task)
+
+
+def _run_bodies(
+    bodies: Sequence[dict[str, Any]], task: str, *, max_steps: int = 5
+) -> list[dict[str, Any]]:
     RETURNED.clear()
-    with FakeOpenAI([_body(i, turn) for i, turn in enumerate(turns)]) as fake:
+    with FakeOpenAI(bodies) as fake:
         model = OpenAIServerModel(model_id=MODEL, api_base=fake.base_url, api_key="test")
         agent = ToolCallingAgent(
-            tools=[get_weather], model=model, name="weather_agent", max_steps=5, verbosity_level=0
+            tools=[get_weather],
+            model=model,
+            name="weather_agent",
+            max_steps=max_steps,
+            verbosity_level=0,
         )
         answer = agent.run(task)
     [task_step] = [s for s in agent.memory.steps if isinstance(s, TaskStep)]
@@ -94,6 +108,79 @@ def _run(turns: Sequence[Sequence[Call]], task: str) -> list[dict[str, Any]]:
     ]
 
 
+def _code_run(replies: Sequence[str], task: str) -> list[dict[str, Any]]:
+    """Run a ``CodeAgent`` on ``task`` with the model's ``replies``; smolagents' record of it.
+
+    The calls are the tools its code ran, in order (smolagents' memory keeps each step's
+    code as one ``python_interpreter`` call), then the ``final_answer`` that ended it.
+    """
+    RETURNED.clear()
+    ASKED.clear()
+    bodies = [scripted_reply(i, text, [], prompt_tokens=13) for i, text in enumerate(replies)]
+    with FakeOpenAI(bodies) as fake:
+        model = OpenAIServerModel(model_id=MODEL, api_base=fake.base_url, api_key="test")
+        agent = CodeAgent(
+            tools=[get_weather], model=model, name="coder", max_steps=5, verbosity_level=0
+        )
+        answer = agent.run(task)
+    [task_step] = [s for s in agent.memory.steps if isinstance(s, TaskStep)]
+    calls = [
+        {
+            "name": "get_weather",
+            "args": {"city": city},
+            "id": None,
+            "result": RETURNED.get(city),
+            "failed": city not in RETURNED,
+        }
+        for city in ASKED
+    ]
+    final = {"name": "final_answer", "args": {"answer": answer}, "id": None, "result": answer}
+    calls.append({**final, "failed": False})
+    outputs = [
+        s.model_output
+        for s in agent.memory.steps
+        if isinstance(s, ActionStep) and isinstance(s.model_output, str)
+    ]
+    return [
+        {
+            "agents": ["coder"],
+            "user": task_step.task,
+            "calls": calls,
+            "intermediate": outputs,  # code, thoughts: none of it is the answer
+            "final": answer,
+        }
+    ]
+
+
+def code_agent() -> list[dict[str, Any]]:
+    """Code that calls a tool by keyword, then ``final_answer`` by position."""
+    replies = [
+        'Thought: Look up Paris.\n<code>\nw = get_weather(city="Paris")\nprint(w)\n</code>',
+        'Thought: Answer.\n<code>\nfinal_answer("Paris: sunny, 21 °C.")\n</code>',
+    ]
+    return _code_run(replies, "Weather in Paris, via code?")
+
+
+def code_tool_raises() -> list[dict[str, Any]]:
+    """The code's tool raises: the step fails, the model sees why and answers."""
+    replies = [
+        'Thought: Look up Atlantis.\n<code>\nprint(get_weather("Atlantis"))\n</code>',
+        'Thought: No station.\n<code>\nfinal_answer(answer="No station in Atlantis.")\n</code>',
+    ]
+    return _code_run(replies, "Weather in Atlantis, via code?")
+
+
+def max_steps() -> list[dict[str, Any]]:
+    """The steps run out: one more model call, without tools, writes the answer as text."""
+    turns: list[list[Call]] = [
+        [("get_weather", {"city": "Oslo"}, "m1")],
+        [("get_weather", {"city": "Bergen"}, "m2")],
+    ]
+    bodies = [_body(i, turn) for i, turn in enumerate(turns)]
+    bodies.append(scripted_reply(2, "Oslo and Bergen: sunny.", [], prompt_tokens=13))
+    return _run_bodies(bodies, "Oslo, then Bergen, at most two steps?", max_steps=2)
+
+
 def sequential_tools() -> list[dict[str, Any]]:
     turns = [
         [("get_weather", {"city": "Paris"}, "c1")],
@@ -124,7 +211,16 @@ def direct_answer() -> list[dict[str, Any]]:
 
 
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
-    f.__name__: f for f in (sequential_tools, parallel_calls, tool_raises, direct_answer)
+    f.__name__: f
+    for f in (
+        sequential_tools,
+        parallel_calls,
+        tool_raises,
+        direct_answer,
+        max_steps,
+        code_agent,
+        code_tool_raises,
+    )
 }
 
 

@@ -159,10 +159,14 @@ def join_calls(
     llm_steps: list[LlmStep],
     provenance: dict[str, str],
     warnings: list[str],
+    *,
+    from_code: bool = False,
 ) -> list[ToolCall]:
     """Model tool calls in order, each joined to its execution (id, else name and order).
 
-    ``responses`` and ``llm_steps`` are aligned (one response per model call).
+    ``responses`` and ``llm_steps`` are aligned (one response per model call). Tool
+    executions no call asks for are placed by start time, with a warning each unless
+    ``from_code`` says the model's code ran them (a code agent's).
     """
     by_id = {e.call_id: e for e in execs if e.call_id}
     calls: list[ToolCall] = []
@@ -209,7 +213,8 @@ def join_calls(
             _pair_results(calls, indices, resp.results, resp.source, provenance)
         elif resp.step is not None:
             _results_from_next_request(calls, indices, resp.step, llm_steps, provenance)
-    return _with_unmatched(calls, [e for e in execs if not e.used], warnings)
+    unmatched = [e for e in execs if not e.used]
+    return _with_unmatched(calls, unmatched, None if from_code else warnings)
 
 
 def _by_name(execs: list[Execution], part: ToolCallPart) -> Execution | None:
@@ -291,12 +296,14 @@ def _pair_results(
 
 
 def _with_unmatched(
-    calls: list[ToolCall], unmatched: list[Execution], warnings: list[str]
+    calls: list[ToolCall], unmatched: list[Execution], warnings: list[str] | None
 ) -> list[ToolCall]:
-    """Insert tool executions no model output mentions, by start time, and say so.
+    """Insert tool executions no model output mentions, by start time; say so in ``warnings``.
 
     Happens when an instrumentation loses model outputs (e.g. OpenInference over ADK
     schema 2 overwrites one span per model call); dropping them would lose real calls.
+    No warning when ``warnings`` is None: a code agent's tools run from its code.
+
     Each goes before the first call that started after it (calls without a start time
     never count as later); executions landing in one gap keep their start-time order.
     That first later call is where the running maximum of start times first exceeds the
@@ -313,10 +320,11 @@ def _with_unmatched(
         running.append(highest)
     gaps: dict[int, list[ToolCall]] = {}
     for e in sorted(unmatched, key=lambda e: e.span.start_ns):
-        warnings.append(
-            f"tool span {e.span.span_id} ({e.name}) matches no model output; "
-            "placed by its start time"
-        )
+        if warnings is not None:
+            warnings.append(
+                f"tool span {e.span.span_id} ({e.name}) matches no model output; "
+                "placed by its start time"
+            )
         gaps.setdefault(bisect_right(running, e.span.start_ns), []).append(call_from_execution(e))
     out: list[ToolCall] = []
     for i, call in enumerate(calls):

@@ -24,6 +24,7 @@ from tracescore.conventions.adk import is_adk
 from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
+    MODEL_IO_READERS,
     all_found,
     capture_hint,
     classify,
@@ -143,7 +144,13 @@ def _build(
     in_place = sum(not model_called(step.views) for step in llm_steps)
     inferences = len(llm_steps) - in_place
     if responses and not missing_outputs:
-        responses, calls, unseen = _joined_calls(responses, execs, llm_steps, provenance, warnings)
+        # A code agent's tools run from the code its replies hold, which calls no tool.
+        from_code = not any(r.message.tool_calls() for r in responses) and any(
+            r.acts_in_code(v) for v in run.agent_views for r in MODEL_IO_READERS
+        )
+        responses, calls, unseen = _joined_calls(
+            responses, execs, llm_steps, provenance, warnings, from_code=from_code
+        )
         inferences += unseen
     else:
         if execs and llm_steps:
@@ -162,6 +169,14 @@ def _build(
     thoughts = any(is_adk(span) for span in run.spans)
     final_idx = _final_index(responses, thoughts)
     final = responses[final_idx].message.text(thoughts=thoughts) if final_idx is not None else None
+    answer = first_found(run.agent_views, lambda r, v: r.stated_answer(v))
+    if answer is not None:
+        if answer.value != final:
+            # The last reply is no answer (a code agent's code): every reply's text is
+            # intermediate.
+            final_idx = None
+        final = answer.value
+        provenance["final_response"] = answer.source
     if final is None and run.agent_views:
         stated = first_found(run.agent_views, lambda r, v: r.final_output(v))
         if stated is not None:
@@ -247,6 +262,8 @@ def _joined_calls(
     llm_steps: list[LlmStep],
     provenance: dict[str, str],
     warnings: list[str],
+    *,
+    from_code: bool = False,
 ) -> tuple[list[ModelReply], list[ToolCall], int]:
     """The replies, their calls joined to the tool spans, and how many replies had no span.
 
@@ -255,8 +272,8 @@ def _joined_calls(
     calls' inputs read for such replies, and the calls joined again with them.
     """
     mark = len(warnings)
-    calls = join_calls(responses, execs, llm_steps, provenance, warnings)
-    if all(e.used for e in execs):
+    calls = join_calls(responses, execs, llm_steps, provenance, warnings, from_code=from_code)
+    if from_code or all(e.used for e in execs):
         return responses, calls, 0
     more, unseen = with_unseen_replies(responses, llm_steps)
     if not unseen:

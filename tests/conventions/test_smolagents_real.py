@@ -1,11 +1,13 @@
 """Real smolagents runs traced by OpenInference, rebuilt as smolagents recorded them.
 
-``smolagents_harness.py`` runs ``ToolCallingAgent`` agents against the local fake OpenAI
-server in a child process and writes their spans next to each run as the agent's memory
-kept it. The rebuilt invocations must equal that: the agent is named by its run span
-(``<agent>.run``), the user's text is the task (the model sees it after "New task:"),
-the answer is what the agent's ``final_answer`` call gave (the run span states it: no
-model reply holds it as text), and a tool that raised is flagged.
+``smolagents_harness.py`` runs ``ToolCallingAgent`` and ``CodeAgent`` agents against the
+local fake OpenAI server in a child process and writes their spans next to each run as
+the agent's memory kept it. The rebuilt invocations must equal that: the agent is named
+by its run span (``<agent>.run``), the user's text is the task (the model sees it after
+"New task:"), the answer is what the agent's run returned (the run span states it: a
+``ToolCallingAgent``'s replies hold none, a ``CodeAgent``'s hold the code that gave it),
+a tool that raised is flagged, and a ``CodeAgent``'s calls are the tools its code ran,
+with their arguments (positional ones named), its replies intermediate text.
 """
 
 from __future__ import annotations

@@ -262,6 +262,22 @@ class ConventionReader:
         """A run's final output stated on its agent span (e.g. structured output)."""
         return None
 
+    def stated_answer(self, view: SpanView) -> Found[str] | None:
+        """The run's answer as its agent span states it, taken over any model reply.
+
+        Only where the framework's answer is never a reply's text: a smolagents
+        ``CodeAgent``'s last reply is the code that gave the answer.
+        """
+        return None
+
+    def acts_in_code(self, view: SpanView) -> bool:
+        """Whether this agent may act by code its model writes, which calls the tools.
+
+        A smolagents ``CodeAgent``'s does: in a run whose replies call no tool, its tool
+        spans are the code's calls, not calls of replies that were lost.
+        """
+        return False
+
     def task(self, view: SpanView) -> Found[str] | None:
         """The user's request as the agent span states it, where the model sees it rewritten.
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from tracescore.conventions import llama_index, server_tools
+from tracescore.conventions import llama_index, server_tools, smolagents
 from tracescore.conventions import openinference_flat as flat
+from tracescore.conventions import openinference_llama_index as oi_llama_index
 from tracescore.conventions.adk import ADK_SCOPE, is_callback_reply
 from tracescore.conventions.base import (
     ConventionReader,
@@ -52,13 +53,7 @@ __all__ = ["CAPTURE_HINT", "OpenInference"]
 
 SPAN_KIND: Final = "openinference.span.kind"
 METADATA: Final = "metadata"
-_SMOLAGENTS_SCOPE: Final = "openinference.instrumentation.smolagents"
-_SMOLAGENTS_RUN: Final = ".run"
 _HANDOFF: Final = "handoff to "
-_INPUT_MIME_TYPE: Final = "input.mime_type"
-_JSON: Final = "application/json"
-#: The method of a LlamaIndex output parser's span (``ReActOutputParser.parse``).
-_PARSE: Final = "parse"
 
 KINDS: Final[dict[str, StepKind]] = {
     "LLM": "llm",
@@ -120,6 +115,14 @@ def _responses_api(span: SpanRecord) -> bool:
         return False
     doc = decoded_json(value)
     return isinstance(doc, dict) and doc.get("object") == "response"
+
+
+def _stated_output(view: SpanView) -> Found[str] | None:
+    """A span's ``output.value``, when it holds captured text."""
+    value = view.span.attributes.get(OUTPUT_VALUE)
+    if not isinstance(value, str) or not value.strip() or is_not_captured(value):
+        return None
+    return Found(value, OUTPUT_VALUE)
 
 
 def _looks_like_schema(value: JsonValue) -> bool:
@@ -204,7 +207,7 @@ class OpenInference(ConventionReader):
         if isinstance(kind, str):
             step = KINDS.get(kind.upper(), "other")
             if span.scope == llama_index.OI_SCOPE:
-                return _llama_index_kind(span, step)
+                return oi_llama_index.step_kind(span, step)
             if step == "tool" and span.name.startswith(_HANDOFF) and "tool.name" not in attrs:
                 return "other"
             if step == "chain":
@@ -235,7 +238,7 @@ class OpenInference(ConventionReader):
         if isinstance(name, str) and name:
             return name
         if span.scope == llama_index.OI_SCOPE:
-            return _llama_index_agent(span)
+            return oi_llama_index.agent(span)
         if attrs.get("gen_ai.agent.name"):
             # The GenAI name on the same span is explicit; OpenInference's span processor
             # for Strands writes the same ``graph.node.id`` ("strands_agent") for every
@@ -246,9 +249,9 @@ class OpenInference(ConventionReader):
             node = attrs.get("graph.node.id")
             if isinstance(node, str) and node:
                 return node
-            if span.scope == _SMOLAGENTS_SCOPE and span.name.endswith(_SMOLAGENTS_RUN):
+            if smolagents.is_run(span):
                 # smolagents' instrumentation names the run span "<agent name>.run".
-                return span.name.removesuffix(_SMOLAGENTS_RUN) or None
+                return span.name.removesuffix(smolagents.RUN_SUFFIX) or None
         if kind in ("AGENT", "CHAIN") and _langgraph_role(attrs.get(METADATA)) == "graph":
             return span.name or None
         return None
@@ -261,8 +264,8 @@ class OpenInference(ConventionReader):
         """
         span = view.span
         if span.scope == llama_index.OI_SCOPE:
-            return _engine_question(view)
-        if span.scope != _SMOLAGENTS_SCOPE or span.attributes.get(SPAN_KIND) != "AGENT":
+            return oi_llama_index.engine_question(view)
+        if not smolagents.is_run(span):
             return None
         arguments = decoded_json(span.attributes.get(INPUT_VALUE))
         task = arguments.get("task") if isinstance(arguments, dict) else None
@@ -271,20 +274,30 @@ class OpenInference(ConventionReader):
     def final_output(self, view: SpanView) -> Found[str] | None:
         """An AGENT span's ``output.value`` when it is plain text: the run's answer.
 
-        Asked only when no model reply is the answer: smolagents' agents answer by
-        calling their ``final_answer`` tool, and the run span states the answer. A JSON
-        object or list there is a framework's state (a LangGraph graph's messages), not
-        an answer, and is not taken.
+        Asked only when no model reply is the answer (a smolagents run's answer is
+        :meth:`stated_answer`). A JSON object or list there is a framework's state (a
+        LangGraph graph's messages), not an answer, and is not taken.
         """
         attrs = view.span.attributes
         if attrs.get(SPAN_KIND) != "AGENT":
             return None
-        value = attrs.get(OUTPUT_VALUE)
-        if not isinstance(value, str) or not value.strip() or is_not_captured(value):
+        value = _stated_output(view)
+        if value is None or isinstance(decoded_json(value.value), (dict, list)):
             return None
-        if isinstance(decoded_json(value), (dict, list)):
-            return None
-        return Found(value, OUTPUT_VALUE)
+        return value
+
+    def stated_answer(self, view: SpanView) -> Found[str] | None:
+        """A smolagents run span's ``output.value``: its answer, whatever the replies say.
+
+        A ``ToolCallingAgent``'s replies hold none, a ``CodeAgent``'s last reply is the
+        code that called ``final_answer`` (:mod:`tracescore.conventions.smolagents`).
+        JSON there is the answer too: what ``final_answer`` was given.
+        """
+        return _stated_output(view) if smolagents.is_run(view.span) else None
+
+    def acts_in_code(self, view: SpanView) -> bool:
+        """A smolagents run: a ``CodeAgent``'s model writes code that calls the tools."""
+        return smolagents.is_run(view.span)
 
     @staticmethod
     def _applies(view: SpanView) -> bool:
@@ -376,6 +389,10 @@ class OpenInference(ConventionReader):
             params = parse_content(view, attrs.get("tool.parameters"), "tool.parameters")
             if params is not None and not _looks_like_schema(params.value):
                 args = params
+        elif view.span.scope == smolagents.SCOPE:
+            inputs = decoded_json(attrs.get("tool.parameters"))
+            bound = smolagents.tool_args(args.value, inputs)
+            args = Found(bound, args.source, args.truncated)
         result = _output_value(view)
         error = None
         if view.span.scope == llama_index.OI_SCOPE:
@@ -394,7 +411,9 @@ class OpenInference(ConventionReader):
     def read_reply(self, view: SpanView) -> Found[ReadReply] | None:
         """A LlamaIndex ReAct output parser's step, from its ``output.value``."""
         span = view.span
-        if span.scope != llama_index.OI_SCOPE or not llama_index.is_reply_parser(span, _PARSE):
+        if span.scope != llama_index.OI_SCOPE or not llama_index.is_reply_parser(
+            span, oi_llama_index.PARSE
+        ):
             return None
         found = parse_content(view, span.attributes.get(OUTPUT_VALUE), OUTPUT_VALUE)
         read = None if found is None else llama_index.reasoning_step(found.value)
@@ -420,55 +439,6 @@ class OpenInference(ConventionReader):
     def capture_hint(self, span: SpanRecord) -> str | None:
         """The ``OPENINFERENCE_HIDE_*`` switches, for OpenInference spans."""
         return CAPTURE_HINT if SPAN_KIND in span.attributes else None
-
-
-def _llama_index_kind(span: SpanRecord, step: StepKind) -> StepKind:
-    """A LlamaIndex span's step (:mod:`tracescore.conventions.llama_index`).
-
-    An agent's run (``<agent class>.run``) is the agent run, each ``run_agent_step`` a
-    turn of the agent it names, a ReAct output parser's ``parse`` the agent's reading
-    of the reply; the request preparation beside a model call is no call, and a
-    ``predict`` (a query engine's) is the call inside it: its own ``input.value`` is the
-    Python repr of the prompt template object, the call's the messages the model got.
-    """
-    name = llama_index.method(span)
-    if step == "llm":
-        if name == llama_index.PREPARE:
-            return "other"
-        return "chain" if name in llama_index.PROMPTING else "llm"
-    if step == "chain":
-        if name == llama_index.AGENT_STEP:
-            return "turn"
-        if llama_index.is_agent_run(span):
-            return "workflow"
-        if llama_index.is_reply_parser(span, _PARSE):
-            return "parse"
-    return step
-
-
-def _engine_question(view: SpanView) -> Found[str] | None:
-    """The question of a LlamaIndex engine's call (:func:`llama_index.engine_question`)."""
-    span = view.span
-    if not llama_index.is_engine_call(span, llama_index.ENGINE_CALLS):
-        return None
-    raw = span.attributes.get(INPUT_VALUE)
-    if isinstance(raw, str) and span.attributes.get(_INPUT_MIME_TYPE) != _JSON:
-        found: Found[JsonValue] | None = None if is_not_captured(raw) else Found(raw, INPUT_VALUE)
-    else:
-        found = parse_content(view, raw, INPUT_VALUE)
-    question = None if found is None else llama_index.engine_question(found.value)
-    return (
-        None if found is None or question is None else Found(question, INPUT_VALUE, found.truncated)
-    )
-
-
-def _llama_index_agent(span: SpanRecord) -> str | None:
-    """The agent a LlamaIndex ``run_agent_step`` span's event names."""
-    if llama_index.method(span) != llama_index.AGENT_STEP:
-        return None
-    arguments = decoded_json(span.attributes.get(INPUT_VALUE))
-    event = arguments.get("ev") if isinstance(arguments, dict) else None
-    return llama_index.agent_in_event(event)
 
 
 def _output_value(view: SpanView) -> Found[JsonValue] | None:

@@ -1,0 +1,71 @@
+"""smolagents' agents as OpenInference's instrumentation writes them.
+
+``openinference-instrumentation-smolagents`` (0.1) writes a run as an AGENT span named
+``<agent name>.run``: its ``input.value`` the ``run`` arguments (``{"task": ...}``), its
+``output.value`` what ``run`` returned, the answer. Inside it, a CHAIN span per step,
+each with its model call (LLM) and the tools the step ran (TOOL). Checked with
+smolagents 1.26:
+
+* A ``ToolCallingAgent``'s model calls tools; it answers by calling ``final_answer``, so
+  no reply holds the answer as text.
+* A ``CodeAgent``'s model writes Python (a thought, then code) that calls the tools; the
+  code's ``final_answer(...)`` ends the run. Its replies make no tool call, and are no
+  answer: the answer is the run span's. Its tool spans answer no call of the model's,
+  and come in the order the code ran them.
+* When the steps run out (``max_steps``), one more model call writes the answer as text.
+
+In every case the run span states the answer, so it is the final response.
+
+A tool span's ``input.value`` is the bound arguments of ``Tool.__call__(*args,
+sanitize_inputs_outputs=False, **kwargs)``: ``{"args": [...], "sanitize_inputs_outputs":
+false, "kwargs": {...}}``. A ``CodeAgent``'s code calls tools with positional arguments
+too (``final_answer("…")``); ``tool.parameters`` is the tool's ``inputs``, in the order
+its ``forward`` takes them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tracescore.conventions.messages import JsonValue
+from tracescore.spans import SpanRecord
+
+__all__ = ["RUN_SUFFIX", "SCOPE", "is_run", "tool_args"]
+
+SCOPE: Final = "openinference.instrumentation.smolagents"
+#: The suffix of a run span's name, after the agent's name.
+RUN_SUFFIX: Final = ".run"
+_BOUND: Final = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
+
+
+def is_run(span: SpanRecord) -> bool:
+    """Whether ``span`` is a smolagents agent's run (an AGENT span ``<agent>.run``)."""
+    return (
+        span.scope == SCOPE
+        and span.attributes.get("openinference.span.kind") == "AGENT"
+        and span.name.endswith(RUN_SUFFIX)
+    )
+
+
+def tool_args(value: JsonValue, parameters: object) -> JsonValue:
+    """A tool's arguments from the bound arguments of its ``__call__``.
+
+    Keyword arguments as they are; positional ones named by ``parameters`` (the tool's
+    ``inputs``), in order; a lone dict of the tool's inputs is its keyword arguments, as
+    ``Tool.__call__`` takes it. Anything else, or positional arguments without names for
+    them all, is returned unchanged.
+    """
+    if not isinstance(value, dict) or set(value) - _BOUND or "kwargs" not in value:
+        return value
+    args, kwargs = value.get("args", []), value["kwargs"]
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        return value
+    names = list(parameters) if isinstance(parameters, dict) else []
+    if not args:
+        return kwargs
+    lone = args[0] if len(args) == 1 and not kwargs else None
+    if isinstance(lone, dict) and all(key in names for key in lone):
+        return lone
+    if len(args) > len(names):
+        return value
+    return {**dict(zip(names, args, strict=False)), **kwargs}

@@ -1,0 +1,54 @@
+"""smolagents' tool spans: the arguments of ``Tool.__call__`` (tracescore.conventions.smolagents)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tracescore.conventions.smolagents import tool_args
+
+INPUTS = {"city": {"type": "string"}, "days": {"type": "integer"}}
+
+
+@pytest.mark.parametrize(
+    ("bound", "expected"),
+    [
+        # keyword arguments, as a ToolCallingAgent's calls and most code pass them
+        (
+            {"args": [], "sanitize_inputs_outputs": False, "kwargs": {"city": "Oslo"}},
+            {"city": "Oslo"},
+        ),
+        # positional ones, named by the tool's inputs in order
+        (
+            {"args": ["Oslo", 2], "sanitize_inputs_outputs": False, "kwargs": {}},
+            {"city": "Oslo", "days": 2},
+        ),
+        ({"args": ["Oslo"], "kwargs": {"days": 3}}, {"city": "Oslo", "days": 3}),
+        # a lone dict of the tool's inputs is its keyword arguments, as __call__ takes it
+        ({"args": [{"city": "Oslo"}], "kwargs": {}}, {"city": "Oslo"}),
+    ],
+)
+def test_bound_arguments_become_the_call_s(bound: dict[str, Any], expected: Any) -> None:
+    assert tool_args(bound, INPUTS) == expected
+
+
+@pytest.mark.parametrize(
+    "bound",
+    [
+        {"args": ["Oslo", 2, "extra"], "kwargs": {}},  # more than the tool has names for
+        {"args": ["Oslo"], "kwargs": {}, "other": 1},  # not __call__'s bound arguments
+        {"args": "Oslo", "kwargs": {}},
+        {"city": "Oslo"},
+        ["Oslo"],
+        "Oslo",
+    ],
+)
+def test_anything_else_is_kept_as_it_is(bound: Any) -> None:
+    assert tool_args(bound, INPUTS) == bound
+
+
+def test_a_lone_dict_that_is_not_the_inputs_is_the_first_argument() -> None:
+    bound: dict[str, Any] = {"args": [{"place": "Oslo"}], "kwargs": {}}
+    assert tool_args(bound, INPUTS) == {"city": {"place": "Oslo"}}
+    assert tool_args({"args": ["Oslo"], "kwargs": {}}, None) == {"args": ["Oslo"], "kwargs": {}}
