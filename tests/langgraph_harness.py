@@ -44,6 +44,7 @@ from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Command, interrupt
 from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
@@ -107,6 +108,13 @@ def get_weather(city: str) -> str:
 def lookup_order(order_id: int) -> dict[str, Any]:
     """An order's status."""
     return {"order_id": order_id, "status": "shipped"}
+
+
+@tool
+def refund(order_id: int) -> str:
+    """Refund an order, once a human approves."""
+    approved = interrupt({"question": f"Refund order {order_id}?"})
+    return f"order {order_id} refunded" if approved == "yes" else "refund declined"
 
 
 def ai(text: str = "", *calls: tuple[str, dict[str, Any], str]) -> AIMessage:
@@ -321,6 +329,24 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 }
 
 
+def human_in_the_loop() -> list[dict[str, Any]]:
+    """A tool that asks a human (``interrupt()``): the graph pauses, and the next
+    ``invoke(Command(resume=...))`` on the thread goes on. One turn in two runs (two
+    traces); LangGraph's record of the turn is the state after the resume."""
+    model = ScriptedChatModel(
+        responses=[ai("", ("refund", {"order_id": 4}, "h1")), ai("Order 4 is refunded.")]
+    )
+    graph = create_react_agent(model, [refund], name="refund_agent", checkpointer=MemorySaver())
+    config: Any = {"configurable": {"thread_id": "thread-hitl"}}
+    paused = graph.invoke({"messages": [{"role": "user", "content": "Refund order 4?"}]}, config)
+    assert paused["__interrupt__"]
+    state = graph.invoke(Command(resume="yes"), config)
+    return [view(state["messages"], "refund_agent")]
+
+
+#: Runs that pause for a human: recorded with the scenarios, compared on their own.
+PAUSING: dict[str, Callable[[], list[dict[str, Any]]]] = {"human_in_the_loop": human_in_the_loop}
+
 #: The LangChain instrumentations the harness can trace with.
 INSTRUMENTATIONS = ("openinference", "openllmetry")
 
@@ -334,7 +360,7 @@ def main(instrumentation: str, out_dir: Path) -> None:
         LangchainInstrumentor().instrument(tracer_provider=recorder.provider)
     else:
         raise SystemExit(f"unknown instrumentation {instrumentation!r}: {INSTRUMENTATIONS}")
-    record_scenarios(recorder, SCENARIOS, out_dir)
+    record_scenarios(recorder, {**SCENARIOS, **PAUSING}, out_dir)
 
 
 if __name__ == "__main__":

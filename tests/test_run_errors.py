@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from spanbuilder import TraceBuilder, agent, call, chat, reply, text, tool, user
-from tracescore.spans import STATUS_ERROR, SpanRecord
+from tracescore.spans import STATUS_ERROR, SpanEvent, SpanRecord
 from tracescore.trajectory import build_invocations
 
 
@@ -96,3 +96,30 @@ def test_the_root_s_error_comes_first() -> None:
     failed(root, "outer")
     [inv] = build_invocations(tb.spans)
     assert inv.error == "outer"
+
+
+def test_a_graph_interrupt_pauses_the_run_it_does_not_fail_it() -> None:
+    """OpenInference records LangGraph's ``GraphInterrupt`` as an exception event on OK
+    spans: the node's and, inside it, the tool's, which the reason names."""
+    tb = TraceBuilder()
+    root = agent(tb, "refund_agent")
+    chat(tb, root, [user("Refund order 4?")], reply(call("refund", {"order_id": 4}, "r1")))
+    interrupted = {"exception.type": "langgraph.errors.GraphInterrupt", "exception.message": "?"}
+    node = tb.span("tools", root, events=[("exception", interrupted)])
+    refund = tool(tb, node, "refund", {"order_id": 4}, None, "r1")
+    refund.events = node.events
+    [inv] = build_invocations(tb.spans)
+    assert (inv.status, inv.reason_code, inv.error) == ("not_evaluable", "paused", None)
+    assert inv.reason is not None
+    assert inv.reason.startswith("the run paused for input (GraphInterrupt in execute_tool refund)")
+    assert inv.warnings == ()
+
+
+def test_other_exceptions_do_not_pause_a_run() -> None:
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    chat(tb, root, [user("Oslo?")], reply(call("t", {}, "c1")))
+    raised = tool(tb, root, "t", {}, None, "c1")
+    raised.events = [SpanEvent(name="exception", attributes={"exception.type": "ValueError"})]
+    [inv] = build_invocations(tb.spans)
+    assert (inv.status, inv.reason_code) == ("ok", None)

@@ -34,6 +34,7 @@ NotEvaluableReason = Literal[
     "no_model_call",
     "no_user_message",
     "incomplete_trace",
+    "paused",
 ]
 
 

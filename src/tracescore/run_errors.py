@@ -1,4 +1,6 @@
-"""Why an agent run failed, from its spans: the ``error`` of its invocation.
+"""Why an agent run failed, or that it paused, from its spans.
+
+:func:`run_error` is the ``error`` of its invocation; :func:`pause`, what paused it.
 
 Most frameworks set the error on the run's root span. Some do not: the OpenAI Agents
 SDK leaves its ``Agent workflow`` trace span OK and sets the error on the agent's own
@@ -24,6 +26,14 @@ So, in this order:
 
 A tool that raised is not the run's failure: the framework hands the error to the model,
 and the call carries it (``ToolCall.error``).
+
+A run can also pause, waiting for input (a human's approval): a LangGraph ``interrupt()``
+raises ``GraphInterrupt`` through the node that called it, which both LangChain
+instrumentations record as an ``exception`` event (OpenLLMetry also as the error of the
+node's, the tool's and the graph's spans). The graph resumes in a new run, a trace of
+its own, whose model calls see the whole turn: the user's message, the call that paused
+and its result. That run is the turn; the paused one is not evaluable (``paused``), and
+so is not a turn of its conversation for golden matching either.
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ from tracescore.spans import STATUS_ERROR
 from tracescore.tool_calls import UNNAMED_ERROR, span_error
 from tracescore.trace_tree import AgentRun, LlmStep
 
-__all__ = ["UNFINISHED", "run_error"]
+__all__ = ["UNFINISHED", "is_pause", "pause", "run_error"]
 
 UNFINISHED: Final = (
     "the run did not finish: its root span ended first, and the step that ends the run"
@@ -87,3 +97,29 @@ def _inner_error(run: AgentRun) -> str | None:
 def _run_ended(run: AgentRun) -> bool:
     root = run.root
     return any(run_end.ends_run(span, root=span is root) for span in run.spans)
+
+
+#: The exceptions a framework raises to pause a run for input (LangGraph's).
+_PAUSES: Final = frozenset({"GraphInterrupt", "NodeInterrupt"})
+
+
+def pause(run: AgentRun) -> str | None:
+    """What paused the run for input (``"GraphInterrupt in refund"``), or None.
+
+    The span named is the innermost that recorded the pause (the tool, not its node).
+    """
+    paused: str | None = None
+    for span in run.spans:  # in tree order: an inner span comes after its parent
+        for event in span.events:
+            kind = event.attributes.get("exception.type") if event.name == "exception" else None
+            if isinstance(kind, str) and kind.rpartition(".")[2] in _PAUSES:
+                paused = f"{kind.rpartition('.')[2]} in {span.name}"
+    return paused
+
+
+def is_pause(error: str) -> bool:
+    """Whether ``error`` is the exception that paused a run: no failure.
+
+    OpenLLMetry's LangGraph spans end in error ``GraphInterrupt`` when the graph pauses.
+    """
+    return error.rpartition(".")[2] in _PAUSES

@@ -46,7 +46,7 @@ from tracescore.model import (
     ToolCall,
 )
 from tracescore.model_context import NO_CONTEXT, read_model_context
-from tracescore.run_errors import run_error
+from tracescore.run_errors import is_pause, pause, run_error
 from tracescore.run_ids import run_ids
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
 from tracescore.tool_calls import (
@@ -183,7 +183,11 @@ def _build(
             final = stated.value
             provenance["final_response"] = stated.source
     error = run_error(run, failed if not responses else [], answered=bool(responses))
-    if final is None and error is None and responses and responses[-1].message.tool_calls():
+    paused_by = pause(run)
+    if paused_by is not None and error is not None and is_pause(error):
+        error = None  # waiting for a human is no failure
+    ended_on_calls = bool(responses) and bool(responses[-1].message.tool_calls())
+    if final is None and error is None and paused_by is None and ended_on_calls:
         warnings.append(_ENDED_ON_CALLS)
     intermediate = tuple(
         AgentText(author=r.agent or "", text=text)
@@ -210,6 +214,14 @@ def _build(
     )
     if reason_code == "no_model_call" and error is not None:
         reason = f"{reason}; the run failed first: {error}"
+    elif reason_code is None and paused_by is not None:
+        reason_code, reason = (
+            "paused",
+            (
+                f"the run paused for input ({paused_by}): its turn goes on in the run that"
+                " resumes it, which is scored"
+            ),
+        )
     return Invocation(
         trace_id=root.trace_id,
         invocation_id=ids.invocation_id,

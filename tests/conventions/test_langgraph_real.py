@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from conv_helpers import imported, run_harness, run_view
 
 import langgraph_harness
+from tracescore.evalset import conversations_to_evalset
 from tracescore.model import group_conversations
 
 HARNESS = Path(langgraph_harness.__file__)
@@ -64,6 +66,34 @@ def test_a_streamed_reply_is_one_model_call_with_the_usage_of_its_last_chunk(
     [inv] = imported(recorded / "streamed.jsonl")
     assert inv.inference_calls == 2
     assert (inv.usage.input_tokens, inv.usage.output_tokens) == (22, 6)
+
+
+def test_a_run_paused_for_a_human_is_no_turn_the_run_that_resumes_it_is(
+    traced: tuple[str, Path],
+) -> None:
+    """``interrupt()`` in a tool pauses the graph (a trace of its own); the resumed run's
+    model calls see the whole turn. That run is the turn, as LangGraph's state after the
+    resume has it; the paused one is not evaluable, and no turn of its conversation (so
+    not a golden either, nor matched against one)."""
+    instrumentation, recorded = traced
+    [expected] = json.loads((recorded / "expected.json").read_text())["human_in_the_loop"]
+    paused, resumed = imported(recorded / "human_in_the_loop.jsonl")
+    assert (paused.status, paused.reason_code, paused.error) == ("not_evaluable", "paused", None)
+    tool_span = "execute_tool refund" if instrumentation == "openllmetry" else "refund"
+    assert paused.reason == (
+        f"the run paused for input (GraphInterrupt in {tool_span}): its turn goes on in the"
+        " run that resumes it, which is scored"
+    )
+    assert paused.warnings == ()  # not "ended on tool calls": it paused on one
+    assert run_view(resumed) == expected
+    assert (resumed.status, resumed.user_content) == ("ok", "Refund order 4?")
+    conversations = group_conversations([paused, resumed])
+    assert [c.conversation_id for c in conversations] == ["thread-hitl"]
+    evalset, written, left_out = conversations_to_evalset(conversations, eval_set_id="hitl")
+    assert (written, left_out) == (1, 1)
+    [case] = cast("list[dict[str, Any]]", evalset["eval_cases"])
+    [golden] = case["conversation"]
+    assert golden["final_response"]["parts"] == [{"text": "Order 4 is refunded."}]
 
 
 def test_the_thread_id_groups_the_turns(recorded: Path) -> None:
