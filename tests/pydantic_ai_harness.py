@@ -22,7 +22,14 @@ from typing import Any, Literal, cast
 from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
 from opentelemetry.sdk.trace import SpanProcessor
 from pydantic import BaseModel
-from pydantic_ai import Agent, ModelRetry, RunContext, capture_run_messages
+from pydantic_ai import (
+    Agent,
+    DeferredToolRequests,
+    DeferredToolResults,
+    ModelRetry,
+    RunContext,
+    capture_run_messages,
+)
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -335,18 +342,54 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         thinking,
     )
 }
+
+
+def approval() -> list[dict[str, Any]]:
+    """A tool that needs a human's approval: the run ends with ``DeferredToolRequests``,
+    and a second run, given the approval, goes on. One turn in two runs; pydantic-ai's
+    record of the turn is the second run's ``all_messages()``."""
+    model = scripted([("refund", {"order_id": 4}, "h1")], ["Order 4 is refunded."])
+    agent = weather_agent(model, output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def refund(order_id: int) -> str:
+        """Refund an order."""
+        return f"order {order_id} refunded"
+
+    paused = agent.run_sync("Refund order 4?", conversation_id="pai-approval")
+    assert isinstance(paused.output, DeferredToolRequests)
+    approved = DeferredToolResults(
+        approvals={c.tool_call_id: True for c in paused.output.approvals}
+    )
+    resumed = agent.run_sync(
+        message_history=paused.all_messages(),
+        deferred_tool_results=approved,
+        conversation_id="pai-approval",
+    )
+    return [record(resumed.all_messages(), "weather_agent")]
+
+
+#: Runs that pause for a human: recorded with the scenarios, compared on their own.
+PAUSING: dict[str, Callable[[], list[dict[str, Any]]]] = {"approval": approval}
+
 #: Instrumentation versions pydantic-ai still emits (5 is its default).
 VERSIONS = (2, 3, 5, 6)
 
 
 def recorded_runs(
-    out: Path, version: int, *, include_content: bool, openinference: bool = False
+    out: Path,
+    version: int,
+    *,
+    include_content: bool,
+    openinference: bool = False,
+    pausing: bool = False,
 ) -> dict[str, Any]:
     """Run every scenario; write ``<scenario>.jsonl`` each; what pydantic-ai recorded.
 
     ``openinference`` adds OpenInference's span processor for pydantic-ai (Arize
     Phoenix's way): it adds ``openinference.span.kind``, ``llm.*``, ``input.value`` … to
-    the same spans before they are exported.
+    the same spans before they are exported. ``pausing`` adds the :data:`PAUSING` runs
+    (one turn in two runs, the first not evaluable).
     """
     processors: list[SpanProcessor] = [OpenInferenceSpanProcessor()] if openinference else []
     recorder = Recorder(*processors)
@@ -359,7 +402,7 @@ def recorded_runs(
         )
     Agent.instrument_all(settings)
     try:
-        record_scenarios(recorder, SCENARIOS, out)
+        record_scenarios(recorder, {**SCENARIOS, **(PAUSING if pausing else {})}, out)
     finally:
         Agent.instrument_all(False)
     expected: dict[str, Any] = json.loads((out / "expected.json").read_text())

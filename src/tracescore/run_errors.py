@@ -27,13 +27,18 @@ So, in this order:
 A tool that raised is not the run's failure: the framework hands the error to the model,
 and the call carries it (``ToolCall.error``).
 
-A run can also pause, waiting for input (a human's approval): a LangGraph ``interrupt()``
-raises ``GraphInterrupt`` through the node that called it, which both LangChain
-instrumentations record as an ``exception`` event (OpenLLMetry also as the error of the
-node's, the tool's and the graph's spans). The graph resumes in a new run, a trace of
-its own, whose model calls see the whole turn: the user's message, the call that paused
-and its result. That run is the turn; the paused one is not evaluable (``paused``), and
-so is not a turn of its conversation for golden matching either.
+A run can also pause, waiting for input (a human's approval):
+
+* a LangGraph ``interrupt()`` raises ``GraphInterrupt`` through the node that called
+  it, which both LangChain instrumentations record as an ``exception`` event (OpenLLMetry
+  also as the error of the node's, the tool's and the graph's spans);
+* a pydantic-ai run whose tool needs approval ends with ``DeferredToolRequests`` as its
+  output, which its agent span states (``ConventionReader.paused_for``).
+
+The run resumes in a new run, a trace of its own, whose model calls see the whole turn:
+the user's message, the call that paused and its result. That run is the turn; the
+paused one is not evaluable (``paused``), and so is not a turn of its conversation for
+golden matching either.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from tracescore.conventions import run_end
+from tracescore.conventions.registry import MODEL_IO_READERS
 from tracescore.spans import STATUS_ERROR
 from tracescore.tool_calls import UNNAMED_ERROR, span_error
 from tracescore.trace_tree import AgentRun, LlmStep
@@ -114,6 +120,9 @@ def pause(run: AgentRun) -> str | None:
             kind = event.attributes.get("exception.type") if event.name == "exception" else None
             if isinstance(kind, str) and kind.rpartition(".")[2] in _PAUSES:
                 paused = f"{kind.rpartition('.')[2]} in {span.name}"
+    if paused is None:
+        said = (r.paused_for(v) for v in run.agent_views for r in MODEL_IO_READERS)
+        paused = next((p for p in said if p is not None), None)
     return paused
 
 

@@ -161,6 +161,35 @@ def test_agent_run_detected_by_attributes_not_name() -> None:
     assert reader.step_kind(other) is None
 
 
+DEFERRED = (
+    '{"calls":[{"tool_name":"lookup","args":{},"tool_call_id":"c1"}],'
+    '"approvals":[{"tool_name":"refund","args":{"order_id":4},"tool_call_id":"c2"}],'
+    '"metadata":{},"_kinds":{}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("final_result", "paused", "answer"),
+    [
+        (DEFERRED, "DeferredToolRequests for lookup, refund", None),
+        ('{"calls":[],"approvals":[]}', "DeferredToolRequests for its tools", None),
+        # an output of the user's own that has those keys, and more, is an answer
+        ('{"calls":[],"approvals":[],"total":3}', None, '{"calls":[],"approvals":[],"total":3}'),
+        ('{"calls":"none","approvals":[]}', None, '{"calls":"none","approvals":[]}'),
+        ("Order 4 is refunded.", None, "Order 4 is refunded."),
+    ],
+)
+def test_deferred_tool_requests_are_a_pause_not_an_answer(
+    final_result: str, paused: str | None, answer: str | None
+) -> None:
+    reader = PydanticAI()
+    t = TraceBuilder()
+    run = SpanView(t.span("invoke_agent a", {"agent_name": "a", "final_result": final_result}))
+    assert reader.paused_for(run) == paused
+    stated = reader.final_output(run)
+    assert (stated.value if stated is not None else None) == answer
+
+
 def test_include_content_false_is_not_evaluable() -> None:
     spans = run_agent(DEFAULT_INSTRUMENTATION_VERSION, include_content=False)
     [inv] = build_invocations(spans)

@@ -18,6 +18,7 @@ import pytest
 from conv_helpers import imported, run_view
 
 from pydantic_ai_harness import SCENARIOS, VERSIONS, recorded_runs
+from tracescore.evalset import conversations_to_evalset
 from tracescore.model import Invocation, group_conversations
 
 #: (instrumentation version, OpenInference's processor on top)
@@ -34,7 +35,9 @@ def recorded(
 ) -> tuple[Path, dict[str, Any]]:
     version, openinference = request.param
     out = tmp_path_factory.mktemp(f"pydantic-ai-v{version}")
-    return out, recorded_runs(out, version, include_content=True, openinference=openinference)
+    return out, recorded_runs(
+        out, version, include_content=True, openinference=openinference, pausing=True
+    )
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
@@ -48,6 +51,28 @@ def test_rebuilt_invocations_equal_what_pydantic_ai_recorded(
         assert inv.status == "ok", inv.reason
         assert inv.warnings == ()
         assert inv.inference_calls >= 1
+
+
+def test_a_run_waiting_for_approval_is_no_turn_the_run_that_resumes_it_is(
+    recorded: tuple[Path, dict[str, Any]],
+) -> None:
+    """The paused run's output is ``DeferredToolRequests`` (its ``final_result``): not an
+    answer, and not a turn. The run given the approval is the turn, as pydantic-ai's
+    messages after it have it; only it becomes a golden."""
+    out, expected = recorded
+    paused, resumed = imported(out / "approval.jsonl")
+    assert (paused.status, paused.reason_code) == ("not_evaluable", "paused")
+    assert (paused.final_response, paused.error, paused.warnings) == (None, None, ())
+    assert paused.reason == (
+        "the run paused for input (DeferredToolRequests for refund): its turn goes on in the"
+        " run that resumes it, which is scored"
+    )
+    assert [{**run_view(resumed), "error": resumed.error}] == expected["approval"]
+    assert resumed.status == "ok"
+    conversations = group_conversations([paused, resumed])
+    assert [c.conversation_id for c in conversations] == ["pai-approval"]
+    _, written, left_out = conversations_to_evalset(conversations, eval_set_id="approval")
+    assert (written, left_out) == (1, 1)
 
 
 def test_openinference_attributes_sit_on_the_same_spans(tmp_path: Path) -> None:

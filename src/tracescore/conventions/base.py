@@ -270,6 +270,14 @@ class ConventionReader:
         """
         return None
 
+    def paused_for(self, view: SpanView) -> str | None:
+        """What the run waits for, when its agent span says it paused for input.
+
+        pydantic-ai's run ends with ``DeferredToolRequests`` as its output when a tool
+        needs a human's approval (or runs elsewhere); the run that resumes it is the turn.
+        """
+        return None
+
     def acts_in_code(self, view: SpanView) -> bool:
         """Whether this agent may act by code its model writes, which calls the tools.
 

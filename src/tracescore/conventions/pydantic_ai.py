@@ -40,7 +40,7 @@ from tracescore.conventions.genai_events import (
     legacy_message,
     legacy_messages,
 )
-from tracescore.conventions.messages import Message, is_not_captured
+from tracescore.conventions.messages import Message, decoded_json, is_not_captured
 from tracescore.spans import SpanRecord
 
 __all__ = ["CAPTURE_HINT", "PydanticAI"]
@@ -167,7 +167,7 @@ class PydanticAI(ConventionReader):
         output tool, so no reply has text; the run span states the result.
         """
         value = view.span.attributes.get(FINAL_RESULT)
-        if is_not_captured(value):
+        if is_not_captured(value) or _deferred(value) is not None:
             return None
         if isinstance(value, str):
             return Found(value, FINAL_RESULT)
@@ -177,6 +177,13 @@ class PydanticAI(ConventionReader):
             view.warn(f"{FINAL_RESULT} cannot be written as JSON; ignored")
             return None
         return Found(text, FINAL_RESULT)
+
+    def paused_for(self, view: SpanView) -> str | None:
+        """``final_result`` is ``DeferredToolRequests``: the tools it waits on, named."""
+        waiting = _deferred(view.span.attributes.get(FINAL_RESULT))
+        if waiting is None:
+            return None
+        return f"DeferredToolRequests for {', '.join(waiting) or 'its tools'}"
 
     def tool_io(self, view: SpanView) -> ToolIO | None:
         """Version 2 tool spans: ``tool_arguments`` / ``tool_response``."""
@@ -195,3 +202,24 @@ class PydanticAI(ConventionReader):
     def capture_hint(self, span: SpanRecord) -> str | None:
         """``include_content=True``, for spans pydantic-ai emitted."""
         return CAPTURE_HINT if _is_pydantic(span) or "agent_name" in span.attributes else None
+
+
+#: The fields of ``DeferredToolRequests`` (pydantic-ai 2) as ``final_result`` writes it.
+_DEFERRED_FIELDS: Final = frozenset({"calls", "approvals", "metadata", "_kinds"})
+
+
+def _deferred(value: object) -> list[str] | None:
+    """The tools a ``DeferredToolRequests`` result waits on, or None for any other result.
+
+    The calls to run elsewhere come first, then those to approve.
+    """
+    data = decoded_json(value)
+    if not isinstance(data, dict) or not {"calls", "approvals"} <= data.keys():
+        return None
+    if data.keys() - _DEFERRED_FIELDS:
+        return None
+    calls, approvals = data["calls"], data["approvals"]
+    if not isinstance(calls, list) or not isinstance(approvals, list):
+        return None
+    names = [c.get("tool_name") for c in [*calls, *approvals] if isinstance(c, dict)]
+    return [n for n in names if isinstance(n, str)]
