@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from tracescore.conventions import run_end
-from tracescore.conventions.registry import MODEL_IO_READERS
+from tracescore.conventions.registry import paused_for
 from tracescore.spans import STATUS_ERROR
 from tracescore.tool_calls import UNNAMED_ERROR, span_error
 from tracescore.trace_tree import AgentRun, LlmStep
@@ -120,10 +120,7 @@ def pause(run: AgentRun) -> str | None:
             kind = event.attributes.get("exception.type") if event.name == "exception" else None
             if isinstance(kind, str) and kind.rpartition(".")[2] in _PAUSES:
                 paused = f"{kind.rpartition('.')[2]} in {span.name}"
-    if paused is None:
-        said = (r.paused_for(v) for v in run.agent_views for r in MODEL_IO_READERS)
-        paused = next((p for p in said if p is not None), None)
-    return paused
+    return paused if paused is not None else paused_for(run.agent_views)
 
 
 def is_pause(error: str) -> bool:

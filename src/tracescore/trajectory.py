@@ -24,13 +24,14 @@ from tracescore.conventions.adk import is_adk
 from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
-    MODEL_IO_READERS,
+    acts_in_code,
     all_found,
     capture_hint,
     classify,
     first_found,
     merged_usage,
     model_called,
+    stated_answer,
 )
 from tracescore.history import (
     history_replies,
@@ -145,8 +146,8 @@ def _build(
     inferences = len(llm_steps) - in_place
     if responses and not missing_outputs:
         # A code agent's tools run from the code its replies hold, which calls no tool.
-        from_code = not any(r.message.tool_calls() for r in responses) and any(
-            r.acts_in_code(v) for v in run.agent_views for r in MODEL_IO_READERS
+        from_code = acts_in_code(run.agent_views) and not any(
+            r.message.tool_calls() for r in responses
         )
         responses, calls, unseen = _joined_calls(
             responses, execs, llm_steps, provenance, warnings, from_code=from_code
@@ -169,7 +170,7 @@ def _build(
     thoughts = any(is_adk(span) for span in run.spans)
     final_idx = _final_index(responses, thoughts)
     final = responses[final_idx].message.text(thoughts=thoughts) if final_idx is not None else None
-    answer = first_found(run.agent_views, lambda r, v: r.stated_answer(v))
+    answer = stated_answer(run.agent_views)
     if answer is not None:
         if answer.value != final:
             # The last reply is no answer (a code agent's code): every reply's text is
@@ -186,8 +187,8 @@ def _build(
     paused_by = pause(run)
     if paused_by is not None and error is not None and is_pause(error):
         error = None  # waiting for a human is no failure
-    ended_on_calls = bool(responses) and bool(responses[-1].message.tool_calls())
-    if final is None and error is None and paused_by is None and ended_on_calls:
+    stopped = error is not None or paused_by is not None
+    if final is None and not stopped and responses and responses[-1].message.tool_calls():
         warnings.append(_ENDED_ON_CALLS)
     intermediate = tuple(
         AgentText(author=r.agent or "", text=text)

@@ -28,6 +28,7 @@ from tracescore.spans import SpanRecord
 
 __all__ = [
     "KIND_READERS",
+    "acts_in_code",
     "all_found",
     "MODEL_IO_READERS",
     "TOOL_IO_READERS",
@@ -37,7 +38,9 @@ __all__ = [
     "merged_tool_io",
     "merged_usage",
     "model_called",
+    "paused_for",
     "register_reader",
+    "stated_answer",
 ]
 
 T = TypeVar("T")
@@ -96,10 +99,19 @@ _markers: frozenset[str] = frozenset()
 _scopes: frozenset[str | None] = frozenset()
 
 
+#: The model-I/O readers that answer each run-level question, in precedence order: the
+#: others inherit the base class's "no", which is not worth a call per run.
+_ANSWERING: dict[str, list[ConventionReader]] = {}
+_RUN_QUESTIONS: Final = ("stated_answer", "paused_for", "acts_in_code")
+
+
 def _refresh_markers() -> None:
     global _markers, _scopes  # noqa: PLW0603 - derived from the reader lists, rebuilt on change
     _markers = _HEURISTIC_MARKERS.union(*(r.markers for r in KIND_READERS))
     _scopes = frozenset().union(*(r.scopes for r in KIND_READERS))
+    for name in _RUN_QUESTIONS:
+        base = getattr(ConventionReader, name)
+        _ANSWERING[name] = [r for r in MODEL_IO_READERS if getattr(type(r), name) is not base]
 
 
 def register_reader(
@@ -175,6 +187,24 @@ def all_found(
             found = question(reader, view)
             if found is not None:
                 yield found
+
+
+def stated_answer(views: Sequence[SpanView]) -> Found[str] | None:
+    """The run's answer as an agent span states it, over any reply (outer span first)."""
+    readers = _ANSWERING["stated_answer"]
+    return next((f for v in views for r in readers if (f := r.stated_answer(v)) is not None), None)
+
+
+def paused_for(views: Sequence[SpanView]) -> str | None:
+    """What the run waits for, when an agent span says it paused for input."""
+    readers = _ANSWERING["paused_for"]
+    return next((p for v in views for r in readers if (p := r.paused_for(v)) is not None), None)
+
+
+def acts_in_code(views: Sequence[SpanView]) -> bool:
+    """Whether an agent span says its model may act by code that calls the tools."""
+    readers = _ANSWERING["acts_in_code"]
+    return any(r.acts_in_code(v) for v in views for r in readers)
 
 
 def model_called(views: Sequence[SpanView]) -> bool:
