@@ -500,33 +500,25 @@ async def output_tripwire(model: Model) -> list[dict[str, Any]]:
 #: Scenarios of the Responses API only (its hosted tools, its reasoning items).
 RESPONSES_ONLY: dict[str, Scenario] = {"file_search": file_search, "reasoning": reasoning}
 
-SCENARIOS: dict[str, Scenario] = {
-    f.__name__: f
-    for f in (
-        sequential_tools,
-        parallel_calls,
-        text_and_call,
-        tool_raises,
-        no_tools,
-        two_turn_session,
-        streamed,
-        handoff,
-        agent_as_tool,
-        structured_output,
-    )
-}
 
+def _by_name(*scenarios: Scenario) -> dict[str, Scenario]:
+    return {f.__name__: f for f in scenarios}
+
+
+SCENARIOS = _by_name(
+    sequential_tools,
+    parallel_calls,
+    text_and_call,
+    tool_raises,
+    no_tools,
+    two_turn_session,
+    streamed,
+    handoff,
+    agent_as_tool,
+    structured_output,
+)
 #: Runs that end without an answer of the model's: on a tool's result, or raising.
-ENDINGS: dict[str, Scenario] = {
-    f.__name__: f
-    for f in (
-        stop_on_first_tool,
-        model_fails,
-        max_turns,
-        input_tripwire,
-        output_tripwire,
-    )
-}
+ENDINGS = _by_name(stop_on_first_tool, model_fails, max_turns, input_tripwire, output_tripwire)
 
 
 async def main(api: str, out_dir: Path) -> None:

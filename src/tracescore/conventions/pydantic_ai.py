@@ -167,7 +167,7 @@ class PydanticAI(ConventionReader):
         output tool, so no reply has text; the run span states the result.
         """
         value = view.span.attributes.get(FINAL_RESULT)
-        if is_not_captured(value) or _deferred(value) is not None:
+        if is_not_captured(value) or _waiting(view) is not None:
             return None
         if isinstance(value, str):
             return Found(value, FINAL_RESULT)
@@ -180,7 +180,7 @@ class PydanticAI(ConventionReader):
 
     def paused_for(self, view: SpanView) -> str | None:
         """``final_result`` is ``DeferredToolRequests``: the tools it waits on, named."""
-        waiting = _deferred(view.span.attributes.get(FINAL_RESULT))
+        waiting = _waiting(view)
         if waiting is None:
             return None
         return f"DeferredToolRequests for {', '.join(waiting) or 'its tools'}"
@@ -206,6 +206,12 @@ class PydanticAI(ConventionReader):
 
 #: The fields of ``DeferredToolRequests`` (pydantic-ai 2) as ``final_result`` writes it.
 _DEFERRED_FIELDS: Final = frozenset({"calls", "approvals", "metadata", "_kinds"})
+
+
+def _waiting(view: SpanView) -> list[str] | None:
+    """:func:`_deferred` of the span's ``final_result``, parsed once per view."""
+    value = view.span.attributes.get(FINAL_RESULT)
+    return view.cached("pydantic_ai.deferred", lambda: _deferred(value))
 
 
 def _deferred(value: object) -> list[str] | None:
