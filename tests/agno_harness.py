@@ -8,7 +8,7 @@ model is agno's ``OpenAIChat`` on the real ``openai`` client against
 :class:`fake_openai.FakeOpenAI`.
 
 The instrumentation patches agno's classes process-wide, so the runs happen in a child
-process: ``python agno_harness.py OUT_DIR`` writes one OTLP JSON Lines file per scenario
+process: ``python agno_harness.py [--pausing] OUT_DIR`` writes one OTLP JSON Lines file per scenario
 and ``expected.json``: each run as agno itself returned it (its ``RunOutput.messages``;
 a team's member runs from ``member_responses``), which the rebuilt invocations must equal.
 """
@@ -25,7 +25,9 @@ from agno.agent import Agent, RunOutput
 from agno.models.openai import OpenAIChat
 from agno.run.team import TeamRunOutput
 from agno.team import Team
+from agno.tools import tool
 from openinference.instrumentation.agno import AgnoInstrumentor
+from pydantic import BaseModel
 
 from fake_openai import MODEL, FakeOpenAI, scripted_reply
 from recording import Recorder, record_scenarios, weather
@@ -162,6 +164,123 @@ def thinking() -> list[dict[str, Any]]:
     return [view(output, "weather_agent")]
 
 
+class Forecast(BaseModel):
+    city: str
+    sky: str
+
+
+def structured_output() -> list[dict[str, Any]]:
+    """``output_schema``: the model answers in JSON, agno's content is the parsed model."""
+    answer = Forecast(city="Paris", sky="sunny")
+    turns: list[Turn] = [[("get_weather", {"city": "Paris"}, "o1")], answer.model_dump_json()]
+    with FakeOpenAI(_bodies(turns)) as fake:
+        model = OpenAIChat(id=MODEL, base_url=fake.base_url, api_key="test")
+        output = _weather_agent(model, output_schema=Forecast).run("Paris weather, as JSON?")
+    assert output.content == answer
+    return [{**view(output, "weather_agent"), "final": answer.model_dump_json()}]
+
+
+@tool(stop_after_tool_call=True)
+def announce_weather(city: str) -> str:
+    """The weather, said to the user as it is: the run ends with it.
+
+    Args:
+        city: The city.
+    """
+    return f"Announcement: {weather(city)}"
+
+
+def stop_after_tool_call() -> list[dict[str, Any]]:
+    """A tool whose result is the run's answer (``stop_after_tool_call``): no model call
+    after it; agno's content is the result, which a model call's output never holds."""
+    with FakeOpenAI(_bodies([[("announce_weather", {"city": "Bern"}, "a1")]])) as fake:
+        model = OpenAIChat(id=MODEL, base_url=fake.base_url, api_key="test")
+        output = Agent(name="announcer", model=model, tools=[announce_weather]).run("Bern?")
+    return [view(output, "announcer")]
+
+
+@tool(requires_confirmation=True)
+def refund(order_id: int) -> str:
+    """Refund an order, once a human confirms.
+
+    Args:
+        order_id: The order.
+    """
+    return f"refunded {order_id}"
+
+
+@tool(requires_user_input=True, user_input_fields=["reason"])
+def cancel_order(order_id: int, reason: str) -> str:
+    """Cancel an order, for a reason the user gives.
+
+    Args:
+        order_id: The order.
+        reason: Why, in the user's words.
+    """
+    return f"cancelled {order_id}: {reason}"
+
+
+@tool(external_execution=True)
+def ship(order_id: int) -> str:
+    """Ship an order: the warehouse does it, outside the agent.
+
+    Args:
+        order_id: The order.
+    """
+    raise AssertionError("an external tool is not run by the agent")
+
+
+def _paused_then_resumed(
+    tool: Any, call: Call, answer: str, prompt: str, resolve: Callable[[RunOutput], None]
+) -> list[dict[str, Any]]:
+    """A run that pauses on ``call`` for a human, resolved by ``resolve``, then
+    ``continue_run``: agno's output of the resumed run is the turn."""
+    name = f"{call[0]}_agent"
+    with FakeOpenAI(_bodies([[call], answer])) as fake:
+        model = OpenAIChat(id=MODEL, base_url=fake.base_url, api_key="test")
+        agent = Agent(name=name, model=model, tools=[tool], session_id=f"agno-hitl-{call[0]}")
+        paused = agent.run(prompt)
+        assert paused.is_paused
+        resolve(paused)
+        resumed = agent.continue_run(run_response=paused)
+    assert resumed.content == answer
+    return [view(resumed, name)]
+
+
+def _confirm(run: RunOutput) -> None:
+    for t in run.tools_requiring_confirmation:
+        t.confirmed = True
+
+
+def _give_reason(run: RunOutput) -> None:
+    for t in run.tools_requiring_user_input:
+        for field in t.user_input_schema or []:
+            if field.name == "reason":
+                field.value = "ordered twice"
+
+
+def _run_elsewhere(run: RunOutput) -> None:
+    for t in run.tools_awaiting_external_execution:
+        t.result = "shipped 6 by hand"
+
+
+def confirmation() -> list[dict[str, Any]]:
+    call: Call = ("refund", {"order_id": 4}, "h1")
+    return _paused_then_resumed(refund, call, "Order 4 is refunded.", "Refund order 4?", _confirm)
+
+
+def user_input() -> list[dict[str, Any]]:
+    call: Call = ("cancel_order", {"order_id": 5}, "h2")
+    return _paused_then_resumed(
+        cancel_order, call, "Order 5 is cancelled.", "Cancel order 5?", _give_reason
+    )
+
+
+def external_execution() -> list[dict[str, Any]]:
+    call: Call = ("ship", {"order_id": 6}, "h3")
+    return _paused_then_resumed(ship, call, "Order 6 is shipped.", "Ship order 6?", _run_elsewhere)
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     f.__name__: f
     for f in (
@@ -171,16 +290,24 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         two_turn_session,
         team_delegation,
         thinking,
+        structured_output,
+        stop_after_tool_call,
     )
+}
+#: Runs that pause for a human (two runs each, one turn); recorded with ``--pausing``
+#: only: the serve test counts every recorded run as a scored turn.
+PAUSING: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    f.__name__: f for f in (confirmation, user_input, external_execution)
 }
 
 
-def main(out_dir: Path) -> None:
-    """Run every scenario; write ``<scenario>.jsonl`` (OTLP JSON) and ``expected.json``."""
+def main(out_dir: Path, *, pausing: bool = False) -> None:
+    """Run every scenario (and with ``pausing``, the :data:`PAUSING` ones); write
+    ``<scenario>.jsonl`` (OTLP JSON) and ``expected.json``."""
     recorder = Recorder()
     AgnoInstrumentor().instrument(tracer_provider=recorder.provider)
-    record_scenarios(recorder, SCENARIOS, out_dir)
+    record_scenarios(recorder, {**SCENARIOS, **(PAUSING if pausing else {})}, out_dir)
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[-1]), pausing="--pausing" in sys.argv[1:-1])

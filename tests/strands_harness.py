@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ from openinference.instrumentation.strands_agents import StrandsAgentsToOpenInfe
 from opentelemetry import trace
 from pydantic import BaseModel
 from strands import Agent, ModelRetryStrategy, tool
+from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
 from strands.models.model import Model
 from strands.multiagent import GraphBuilder, Swarm
 from strands.tools.mcp import MCPClient
@@ -48,7 +50,7 @@ from strands.tools.mcp._compat import streamable_http_transport
 from strands.types.content import Messages
 from strands.types.exceptions import ModelThrottledException
 from strands.types.streaming import StreamEvent
-from strands.types.tools import ToolSpec
+from strands.types.tools import ToolContext, ToolSpec
 
 import mcp_server
 from recording import Recorder, record_scenarios
@@ -453,6 +455,123 @@ def model_retried() -> list[dict[str, Any]]:
     return [{**run, "failed_model_calls": 1} for run in _turns(agent, ["Ping?"])]
 
 
+class Forecast(BaseModel):
+    """A city's weather, as data."""
+
+    city: str
+    sky: str
+
+
+def structured_output() -> list[dict[str, Any]]:
+    """``structured_output_model``: the model answers by calling the output model's tool.
+
+    No reply has text; the caller gets the structured output, whose JSON (``str(result)``)
+    the run span states.
+    """
+    agent = _agent(
+        "weather_agent",
+        [
+            [Call("get_weather", {"city": "Paris"}, "o1")],
+            [Call("Forecast", {"city": "Paris", "sky": "sunny"}, "o2")],
+        ],
+    )
+    before = len(agent.messages)
+    result = agent("Paris, as data?", structured_output_model=Forecast)
+    assert isinstance(result.structured_output, Forecast)
+    recorded = view(agent.messages[before:])
+    return [{"agents": [agent.name], **recorded, "final": str(result), "final_is_json": True}]
+
+
+def _stopped(agent: Agent, prompt: str, **kwargs: Any) -> list[dict[str, Any]]:
+    before = len(agent.messages)
+    result = agent(prompt, **kwargs)
+    assert str(result) == ""  # Strands returns normally, with no answer
+    return [{"agents": [agent.name], **view(agent.messages[before:]), "stop": result.stop_reason}]
+
+
+def limit_turns() -> list[dict[str, Any]]:
+    """``limits={"turns": 1}``: Strands stops the run after the first cycle's tools ran."""
+    agent = _agent(
+        "weather_agent",
+        [[Call("get_weather", {"city": "Oslo"}, "l1")], ["Oslo: sunny (never said)."]],
+    )
+    return _stopped(agent, "Weather in Oslo?", limits={"turns": 1})
+
+
+def cancelled() -> list[dict[str, Any]]:
+    """A ``cancel_signal`` set while a tool runs: Strands stops before the next model call."""
+    signal = threading.Event()
+
+    @tool
+    def slow_lookup(order_id: int) -> str:
+        """An order's status, slowly; the caller gives up meanwhile."""
+        signal.set()
+        return f"order {order_id}: shipped"
+
+    agent = Agent(
+        model=ScriptedModel([[Call("slow_lookup", {"order_id": 3}, "k1")], ["Never said."]]),
+        tools=[slow_lookup],
+        name="order_agent",
+        callback_handler=None,
+    )
+    return _stopped(agent, "Where is order 3?", cancel_signal=signal)
+
+
+class _Approval(HookProvider):
+    """Asks a human before ``lookup_order`` runs (an interrupt from a hook)."""
+
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        registry.add_callback(BeforeToolCallEvent, self.approve)
+
+    def approve(self, event: BeforeToolCallEvent) -> None:
+        if event.tool_use["name"] != "lookup_order":
+            return
+        if event.interrupt("approve_lookup", reason="APPROVAL") != "yes":
+            event.cancel_tool = "not approved"
+
+
+@tool(context=True)
+def refund(order_id: int, tool_context: ToolContext) -> str:
+    """Refund an order, once a human approves (an interrupt from the tool)."""
+    answer = tool_context.interrupt("approve_refund", reason={"order_id": order_id})
+    return f"refunded {order_id}" if answer == "yes" else "refund refused"
+
+
+def _resumed(agent: Agent, prompt: str) -> list[dict[str, Any]]:
+    """The run that stopped for a human, then the run the answer resumed: Strands' record
+    of both is the turn."""
+    before = len(agent.messages)
+    result = agent(prompt)
+    assert result.stop_reason == "interrupt"
+    responses: Any = [
+        {"interruptResponse": {"interruptId": i.id, "response": "yes"}}
+        for i in result.interrupts or ()
+    ]
+    assert agent(responses).stop_reason == "end_turn"
+    return [{"agents": [agent.name], **view(agent.messages[before:])}]
+
+
+def hook_interrupt() -> list[dict[str, Any]]:
+    agent = _agent(
+        "order_agent",
+        [[Call("lookup_order", {"order_id": 7}, "i1")], ["Order 7 has shipped."]],
+        hooks=[_Approval()],
+        trace_attributes={"session.id": "strands-hitl-1"},
+    )
+    return _resumed(agent, "Where is order 7?")
+
+
+def tool_interrupt() -> list[dict[str, Any]]:
+    agent = Agent(
+        model=ScriptedModel([[Call("refund", {"order_id": 4}, "r1")], ["Order 4 is refunded."]]),
+        tools=[refund],
+        name="refunder",
+        callback_handler=None,
+        trace_attributes={"session.id": "strands-hitl-2"},
+    )
+    return _resumed(agent, "Refund order 4?")
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     f.__name__: f
     for f in (
@@ -469,7 +588,16 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         graph,
         model_error,
         model_retried,
+        structured_output,
     )
+}
+#: Runs Strands stopped before the model answered (``stop`` is their stop reason).
+STOPPED: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    f.__name__: f for f in (limit_turns, cancelled)
+}
+#: Runs that stopped for a human's input, then resumed: two runs each, one turn.
+PAUSING: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    f.__name__: f for f in (hook_interrupt, tool_interrupt)
 }
 
 
@@ -480,7 +608,7 @@ def main(out_dir: Path) -> None:
         processors.append(StrandsAgentsToOpenInferenceProcessor())
     recorder = Recorder(*processors)
     trace.set_tracer_provider(recorder.provider)  # Strands' tracer uses the global one
-    record_scenarios(recorder, SCENARIOS, out_dir)
+    record_scenarios(recorder, {**SCENARIOS, **STOPPED, **PAUSING}, out_dir)
 
 
 if __name__ == "__main__":

@@ -123,3 +123,49 @@ def test_other_exceptions_do_not_pause_a_run() -> None:
     raised.events = [SpanEvent(name="exception", attributes={"exception.type": "ValueError"})]
     [inv] = build_invocations(tb.spans)
     assert (inv.status, inv.reason_code) == ("ok", None)
+
+
+def _strands_run(tb: TraceBuilder, reason: str, text: str = "") -> SpanRecord:
+    """A Strands agent span stating its run's result and stop reason (attributes mode)."""
+    root = agent(tb, "weather")
+    root.scope = "strands.telemetry.tracer"
+    root.attributes["gen_ai.output.messages"] = [
+        {"role": "assistant", "parts": [{"type": "text", "content": text}], "finish_reason": reason}
+    ]
+    chat(tb, root, [user("Linz?")], reply(call("get_weather", {"city": "Linz"}, "c1")))
+    tool(tb, root, "get_weather", {"city": "Linz"}, "sunny", "c1")
+    return root
+
+
+def test_a_run_the_framework_stopped_has_its_stop_as_error_unless_a_span_failed() -> None:
+    """Strands' ``limits``: every span OK, only the run's stop reason says it stopped. A
+    root span's own error says more, and wins."""
+    tb = TraceBuilder()
+    _strands_run(tb, "limit_turns")
+    [inv] = build_invocations(tb.spans)
+    assert inv.error == (
+        "Strands stopped the run: it reached its turn limit (limits['turns']);"
+        " stop reason limit_turns"
+    )
+    assert (inv.final_response, inv.warnings) == (None, ())
+
+    tb = TraceBuilder()
+    failed(_strands_run(tb, "limit_turns"), "RuntimeError: boom")
+    [inv] = build_invocations(tb.spans)
+    assert inv.error == "RuntimeError: boom"
+
+
+def test_a_run_that_states_an_answer_no_reply_holds_ends_with_it() -> None:
+    """Strands' structured output: the model's last reply calls the output model's tool;
+    the run span states the JSON the caller got. Not when the run paused: then it states
+    the interrupts."""
+    tb = TraceBuilder()
+    _strands_run(tb, "tool_use", '{"city":"Linz"}')
+    [inv] = build_invocations(tb.spans)
+    assert (inv.final_response, inv.error, inv.warnings) == ('{"city":"Linz"}', None, ())
+    assert inv.provenance["final_response"] == "gen_ai.output.messages"
+
+    tb = TraceBuilder()
+    _strands_run(tb, "interrupt", "[{'id': 'x', 'name': 'ask', 'reason': None}]")
+    [inv] = build_invocations(tb.spans)
+    assert (inv.status, inv.reason_code, inv.final_response) == ("not_evaluable", "paused", None)

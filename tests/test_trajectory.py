@@ -812,3 +812,44 @@ def test_results_only_agent_framework_agent_spans_list_are_taken_from_each() -> 
 def test_an_agent_span_of_another_emitter_is_no_history() -> None:
     invs = build_invocations(_answered_by_framework("some.other.library"))
     assert [c.result for i in invs for c in i.tool_calls] == [None, None]
+
+
+def test_a_run_that_resumes_a_turn_takes_the_call_that_paused_from_its_input() -> None:
+    """A run resumed after a pause for a human (agno's ``continue_run``): its first model
+    call sees the user's text, the reply that called the tool and the tool's result. The
+    tool ran outside the agent (agno's external execution), so no tool span is left over
+    to say a reply is missing: the resumed run still has the call, read from that input."""
+    tb = TraceBuilder()
+    root = agent(tb, "shipper")
+    history = [
+        user("Ship order 6?"),
+        *reply(call("ship", {"order_id": 6}, "x1")),
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "x1", "response": "shipped by hand"}],
+        },
+    ]
+    chat(tb, root, history, reply(text("Order 6 is shipped.")))
+    [inv] = build_invocations(tb.spans)
+    assert inv.user_content == "Ship order 6?"
+    assert [(c.name, c.args, c.id, c.result) for c in inv.tool_calls] == [
+        ("ship", {"order_id": 6}, "x1", "shipped by hand")
+    ]
+    assert (inv.final_response, inv.inference_calls) == ("Order 6 is shipped.", 2)
+    assert [w.split(" (")[0] for w in inv.warnings] == [
+        "model replies read from a later model call's input"
+    ]
+
+
+def test_a_first_call_after_the_user_s_text_alone_is_no_resumed_turn() -> None:
+    """Earlier turns' calls come before the user's text: not this run's."""
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    history = [user("Rome?"), *reply(call("get_weather", {"city": "Rome"}, "c1"))]
+    history.append(
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "x"}]}
+    )
+    history += [*reply(text("Sunny.")), user("Thanks!")]
+    chat(tb, root, history, reply(text("Welcome!")))
+    [inv] = build_invocations(tb.spans)
+    assert (inv.tool_calls, inv.warnings, inv.inference_calls) == ((), (), 1)

@@ -14,14 +14,17 @@ So, in this order:
 1. the root span's error;
 2. when the run has no answer, the error of the model call that failed last (also when
    the root only says that it failed: the call names why);
-3. the error of a span that ended the run: one of its inner agent spans, or a step
+3. the framework's word that it stopped the run before the model answered, where its
+   agent span says so and no span is in error (``ConventionReader.stopped_by``: Strands'
+   ``limits`` and cancellations);
+4. the error of a span that ended the run: one of its inner agent spans, or a step
    directly inside one that is not a tool's (a model call, the SDK's ``turn``), provided
    no model call of the run started after that span ended. A step the framework retried
    (a model call after a rate limit, a LangGraph node under a retry policy, a chain with
    a fallback) is followed by the retry's model call; a step that failed the run is
    not. So a run whose last model call failed, after replies that called tools, failed
    there, and did not end on its calls;
-4. a run whose root ends first and that no span says ended
+5. a run whose root ends first and that no span says ended
    (:mod:`tracescore.conventions.run_end`): it did not finish.
 
 A tool that raised is not the run's failure: the framework hands the error to the model,
@@ -33,7 +36,9 @@ A run can also pause, waiting for input (a human's approval):
   it, which both LangChain instrumentations record as an ``exception`` event (OpenLLMetry
   also as the error of the node's, the tool's and the graph's spans);
 * a pydantic-ai run whose tool needs approval ends with ``DeferredToolRequests`` as its
-  output, which its agent span states (``ConventionReader.paused_for``).
+  output, which its agent span states (``ConventionReader.paused_for``);
+* a Strands run stops with stop reason ``interrupt`` when a hook or a tool asks a human
+  (:mod:`tracescore.conventions.strands`).
 
 The run resumes in a new run, a trace of its own, whose model calls see the whole turn:
 the user's message, the call that paused and its result. That run is the turn; the
@@ -47,7 +52,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from tracescore.conventions import run_end
-from tracescore.conventions.registry import paused_for
+from tracescore.conventions.registry import paused_for, stopped_by
 from tracescore.spans import STATUS_ERROR
 from tracescore.tool_calls import UNNAMED_ERROR, span_error
 from tracescore.trace_tree import AgentRun, LlmStep
@@ -76,6 +81,8 @@ def run_error(run: AgentRun, failed: Sequence[LlmStep], *, answered: bool) -> st
     error = span_error(root)
     if failed and error in (None, UNNAMED_ERROR):
         return span_error(failed[-1].view.span) or error
+    if error is None and run.agent_views:
+        error = stopped_by(run.agent_views)
     if error is None:
         error = _inner_error(run)
     if error is None and answered and root.scope in run_end.SCOPES and not _run_ended(run):
@@ -84,7 +91,7 @@ def run_error(run: AgentRun, failed: Sequence[LlmStep], *, answered: bool) -> st
 
 
 def _inner_error(run: AgentRun) -> str | None:
-    """Rule 3: the error of a span that ended the run, inside it."""
+    """Rule 4: the error of a span that ended the run, inside it."""
     errors = [s for s in run.spans if s.status_code == STATUS_ERROR and s is not run.root]
     if not errors:
         return None

@@ -28,6 +28,7 @@ from tracescore.conventions.registry import (
     all_found,
     capture_hint,
     classify,
+    final_output,
     first_found,
     merged_usage,
     model_called,
@@ -37,6 +38,7 @@ from tracescore.history import (
     history_replies,
     last_user_text,
     results_from_history,
+    run_start,
     with_unseen_replies,
 )
 from tracescore.model import (
@@ -139,7 +141,7 @@ def _build(
     llm_steps = sorted(run.llm_steps, key=_replied_at if _all_ended(run.llm_steps) else _asked_at)
     tool_steps = sorted(run.tool_steps, key=lambda s: s.view.span.start_ns)
 
-    user, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
+    user, resumed, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
     execs = [execution(step.view, step.agent, step.nested) for step in tool_steps]
     # A reply a callback gave in the model's place is a step of the run, not a model call.
     in_place = sum(not model_called(step.views) for step in llm_steps)
@@ -150,7 +152,7 @@ def _build(
             r.message.tool_calls() for r in responses
         )
         responses, calls, unseen = _joined_calls(
-            responses, execs, llm_steps, provenance, warnings, from_code=from_code
+            responses, execs, llm_steps, provenance, warnings, from_code=from_code, resumed=resumed
         )
         inferences += unseen
     else:
@@ -178,13 +180,14 @@ def _build(
             final_idx = None
         final = answer.value
         provenance["final_response"] = answer.source
-    if final is None and run.agent_views:
-        stated = first_found(run.agent_views, lambda r, v: r.final_output(v))
+    paused_by = pause(run)
+    # A paused run's agent span states what it waits for (Strands' interrupts), no answer.
+    if final is None and run.agent_views and paused_by is None:
+        stated = final_output(run.agent_views)
         if stated is not None:
             final = stated.value
             provenance["final_response"] = stated.source
     error = run_error(run, failed if not responses else [], answered=bool(responses))
-    paused_by = pause(run)
     if paused_by is not None and error is not None and is_pause(error):
         error = None  # waiting for a human is no failure
     stopped = error is not None or paused_by is not None
@@ -277,16 +280,20 @@ def _joined_calls(
     warnings: list[str],
     *,
     from_code: bool = False,
+    resumed: bool = False,
 ) -> tuple[list[ModelReply], list[ToolCall], int]:
     """The replies, their calls joined to the tool spans, and how many replies had no span.
 
     A tool span no reply asked for may be a call of a reply whose model call left no
     span (:func:`tracescore.history.with_unseen_replies`): only then are the model
-    calls' inputs read for such replies, and the calls joined again with them.
+    calls' inputs read for such replies, and the calls joined again with them. So is a
+    run that resumed a turn (``resumed``): the reply that called tools before the pause
+    is in the paused run's trace, and its call may have run outside the agent (agno's
+    external execution), with no tool span here to miss.
     """
     mark = len(warnings)
     calls = join_calls(responses, execs, llm_steps, provenance, warnings, from_code=from_code)
-    if from_code or all(e.used for e in execs):
+    if from_code or (all(e.used for e in execs) and not resumed):
         return responses, calls, 0
     more, unseen = with_unseen_replies(responses, llm_steps)
     if not unseen:
@@ -304,13 +311,16 @@ def _joined_calls(
 
 def _conversation(
     run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]
-) -> tuple[str | None, list[ModelReply], int, list[LlmStep]]:
-    """User text, model responses, how many model calls had no output, and failed calls.
+) -> tuple[str | None, bool, list[ModelReply], int, list[LlmStep]]:
+    """The run's conversation as ``(user, resumed, replies, missing, failed)``.
+
+    The user's text, whether the run resumed a turn (:func:`_user_text`), the model's
+    replies, how many model calls had no output, and the calls that failed.
 
     A call that ended in error without output is not missing content (a throttled call
     that was retried, or the call that ended the run): it is listed, not counted.
     """
-    user = _user_text(run, llm_steps, provenance)
+    user, resumed = _user_text(run, llm_steps, provenance)
     responses: list[ModelReply] = []
     missing = 0
     failed: list[LlmStep] = []
@@ -345,7 +355,7 @@ def _conversation(
                 responses = history_replies(history.value, agent, history.source)
                 missing = 0 if responses else missing
                 provenance["responses"] = history.source
-    return user, responses, missing, failed
+    return user, resumed, responses, missing, failed
 
 
 def _read(step: LlmStep) -> Found[ReadReply] | None:
@@ -355,8 +365,14 @@ def _read(step: LlmStep) -> Found[ReadReply] | None:
     return first_found([step.parse], lambda r, v: r.read_reply(v))
 
 
-def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]) -> str | None:
-    """The last user text in the first model call's input.
+def _user_text(
+    run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]
+) -> tuple[str | None, bool]:
+    """The last user text in the first model call's input, and whether the run resumed.
+
+    A first model call whose input holds, after that text, a reply that called tools
+    continues a turn an earlier run began: the run resumed one that paused for a human
+    (it holds the call that paused and its result).
 
     Later calls of agents other than the first see other agents' turns rewritten as
     user text (ADK's "For context:"), so only the first agent's calls are asked. Later
@@ -373,25 +389,30 @@ def _user_text(run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, st
     stated = _stated_task(run, llm_steps)
     if stated is not None:
         provenance["user_content"] = stated.source
-        return stated.value
+        return stated.value, False
     if run.agent_views and classify(run.root) == "workflow":
         for found in all_found(run.agent_views[:1], lambda r, v: r.llm_input(v)):
             text = last_user_text(found.value)
             if text is not None:
                 provenance["user_content"] = found.source
-                return text
+                return text, False
     if not llm_steps:
-        return None
+        return None, False
     first_agent = llm_steps[0].agent
-    for step in llm_steps:
+    for index, step in enumerate(llm_steps):
         if step.agent != first_agent:
             continue
         for found in all_found(step.views, lambda r, v: r.llm_input(v)):
             text = last_user_text(found.value)
             if text is not None:
                 provenance["user_content"] = found.source
-                return text
-    return None
+                return text, index == 0 and _continues_a_turn(found.value)
+    return None, False
+
+
+def _continues_a_turn(messages: Sequence[Message]) -> bool:
+    """Whether a reply that called tools follows the last user text of ``messages``."""
+    return any(m.is_assistant and m.tool_calls() for m in messages[run_start(messages) :])
 
 
 def _stated_task(run: AgentRun, llm_steps: list[LlmStep]) -> Found[str] | None:

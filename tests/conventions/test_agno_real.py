@@ -4,17 +4,20 @@
 process and writes their spans next to each run's ``RunOutput``. The rebuilt invocations
 must equal those: tools with results (a raised one flagged), parallel calls, a session
 of two turns, and a team whose member run, written beside the delegating tool span but
-within its time, is a run of its own called from that tool.
+within its time, is a run of its own called from that tool. A run that paused for a
+human is no turn; the run ``continue_run`` resumed is.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from conv_helpers import agreeing, imported, run_harness
+from conv_helpers import agreeing, imported, run_harness, run_view
 
 import agno_harness
+from tracescore.evalset import conversations_to_evalset
 from tracescore.model import group_conversations
 
 HARNESS = Path(agno_harness.__file__)
@@ -22,7 +25,7 @@ HARNESS = Path(agno_harness.__file__)
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run_harness(HARNESS, tmp_path_factory.mktemp("agno"))
+    return run_harness(HARNESS, tmp_path_factory.mktemp("agno"), "--pausing")
 
 
 @pytest.mark.parametrize("scenario", list(agno_harness.SCENARIOS))
@@ -44,3 +47,34 @@ def test_a_team_member_run_is_called_from_the_delegating_tool(recorded: Path) ->
     [delegate] = desk.tool_calls
     assert delegate.name == "delegate_task_to_member"
     assert researcher.parent_tool_span_id == delegate.span_id is not None
+
+
+@pytest.mark.parametrize("scenario", list(agno_harness.PAUSING))
+def test_a_run_paused_for_a_human_is_no_turn_the_run_that_resumes_it_is(
+    recorded: Path, scenario: str
+) -> None:
+    """A tool that needs confirmation, the user's input or running elsewhere pauses the
+    run before it runs; the run's content (its span's output) is agno's sentence for
+    that, no answer. ``continue_run`` resumes it in a trace of its own, whose model call
+    sees the whole turn: that run is the turn, as agno returned it, the call that paused
+    included (an external one has no tool span anywhere: its result is the one the
+    caller gave)."""
+    [expected] = json.loads((recorded / "expected.json").read_text())[scenario]
+    paused, resumed = imported(recorded / f"{scenario}.jsonl")
+    waits = {
+        "confirmation": "I need confirmation",
+        "user_input": "I need user input",
+        "external_execution": "it needs external execution",
+    }[scenario]
+    assert (paused.status, paused.reason_code, paused.error) == ("not_evaluable", "paused", None)
+    assert paused.reason == (
+        f"the run paused for input (agno: I have tools to execute, but {waits}): its turn"
+        " goes on in the run that resumes it, which is scored"
+    )
+    assert (paused.final_response, paused.warnings) == (None, ())
+    assert run_view(resumed) == expected
+    assert (resumed.status, resumed.error) == ("ok", None)
+    [conversation] = group_conversations([paused, resumed])
+    assert conversation.conversation_id == f"agno-hitl-{expected['calls'][0]['name']}"
+    _, written, left_out = conversations_to_evalset([conversation], eval_set_id="hitl")
+    assert (written, left_out) == (1, 1)

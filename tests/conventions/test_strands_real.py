@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -20,9 +21,11 @@ from conv_helpers import imported, run_harness, run_view
 
 import strands_harness
 from tracescore.cli import main
+from tracescore.evalset import conversations_to_evalset
 from tracescore.model import group_conversations
 
 HARNESS = Path(strands_harness.__file__)
+
 MODES = list(strands_harness.MODES)
 
 
@@ -39,9 +42,10 @@ def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 def test_rebuilt_invocations_equal_what_strands_recorded(recorded: Path, scenario: str) -> None:
     expected = json.loads((recorded / "expected.json").read_text())[scenario]
     ours = imported(recorded / f"{scenario}.jsonl")
-    extra = ("error", "failed_model_calls")  # checked below, not part of the view
-    assert [run_view(i) for i in ours] == [
-        {k: v for k, v in e.items() if k not in extra} for e in expected
+    # Checked below, not part of the view.
+    extra = ("error", "failed_model_calls", "final_is_json")
+    assert [_as_data(run_view(i), e) for i, e in zip(ours, expected, strict=True)] == [
+        _as_data({k: v for k, v in e.items() if k not in extra}, e) for e in expected
     ]
     for inv, exp in zip(ours, expected, strict=True):
         assert inv.status == "ok", inv.reason
@@ -51,6 +55,65 @@ def test_rebuilt_invocations_equal_what_strands_recorded(recorded: Path, scenari
         answered = inv.inference_calls - exp.get("failed_model_calls", 0)
         assert inv.usage.input_tokens == 11 * answered
         assert inv.error == exp.get("error")
+
+
+def _as_data(view: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any]:
+    """A structured output's final response as data: OpenInference's span processor
+    writes the JSON Strands states anew (``{"city": "Paris"...}``, spaced)."""
+    if expected.get("final_is_json") and view["final"] is not None:
+        return {**view, "final": json.loads(view["final"])}
+    return view
+
+
+@pytest.mark.parametrize("scenario", list(strands_harness.STOPPED))
+def test_a_run_strands_stopped_unanswered_says_why(
+    recorded: Path, scenario: str, request: pytest.FixtureRequest
+) -> None:
+    """``limits`` or a cancellation: Strands returns normally, every span OK, only the
+    run's stop reason says it stopped; the run's error says so, not "ended on tool calls"."""
+    [expected] = json.loads((recorded / "expected.json").read_text())[scenario]
+    stop = expected.pop("stop")
+    [inv] = imported(recorded / f"{scenario}.jsonl")
+    assert run_view(inv) == expected
+    assert (inv.status, inv.final_response) == ("ok", None)
+    if request.node.callspec.params["recorded"] == "openinference_legacy":
+        # OpenInference's processor drops the run's empty output message, and its stop
+        # reason with it (the default mode): no span says the run was stopped.
+        assert inv.error is None
+        [warning] = inv.warnings
+        assert warning.startswith("the run ended on tool calls, with no model reply after them")
+        return
+    assert inv.error is not None
+    assert inv.error.startswith("Strands stopped the run: ")
+    assert inv.error.endswith(f"; stop reason {stop}")
+    assert inv.warnings == ()
+
+
+@pytest.mark.parametrize("scenario", list(strands_harness.PAUSING))
+def test_a_run_interrupted_for_a_human_is_no_turn_the_run_that_resumes_it_is(
+    recorded: Path, scenario: str
+) -> None:
+    """An interrupt (from a hook or a tool) stops the run with stop reason ``interrupt``;
+    the caller's responses resume it in a new run (a trace of its own) whose model calls
+    see the whole turn. That run is the turn, as Strands' messages after the resume have
+    it; the paused one is not evaluable, and its stated output (the interrupts) is no
+    answer."""
+    [expected] = json.loads((recorded / "expected.json").read_text())[scenario]
+    paused, resumed = imported(recorded / f"{scenario}.jsonl")
+    name = {"hook_interrupt": "approve_lookup", "tool_interrupt": "approve_refund"}[scenario]
+    assert (paused.status, paused.reason_code, paused.error) == ("not_evaluable", "paused", None)
+    assert paused.reason == (
+        f"the run paused for input (Strands interrupt {name}): its turn goes on in the run"
+        " that resumes it, which is scored"
+    )
+    assert (paused.final_response, paused.warnings) == (None, ())
+    assert [c.name for c in paused.tool_calls] == [expected["calls"][0]["name"]]
+    assert run_view(resumed) == expected
+    assert (resumed.status, resumed.error) == ("ok", None)
+    [conversation] = group_conversations([paused, resumed])
+    assert conversation.conversation_id == paused.conversation_id == resumed.conversation_id
+    _, written, left_out = conversations_to_evalset([conversation], eval_set_id="hitl")
+    assert (written, left_out) == (1, 1)
 
 
 def test_session_id_groups_the_turns(recorded: Path) -> None:

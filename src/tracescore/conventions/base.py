@@ -278,6 +278,14 @@ class ConventionReader:
         """
         return None
 
+    def stopped_by(self, view: SpanView) -> str | None:
+        """The run's error when its agent span says the framework stopped it unanswered.
+
+        Strands stops a run at a limit of its ``limits`` or on a cancellation, and
+        returns normally: no span is in error, only the run's stop reason says so.
+        """
+        return None
+
     def acts_in_code(self, view: SpanView) -> bool:
         """Whether this agent may act by code its model writes, which calls the tools.
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from tracescore.conventions import llama_index, server_tools, smolagents
+from tracescore.conventions import agno, llama_index, server_tools, smolagents
 from tracescore.conventions import openinference_flat as flat
 from tracescore.conventions import openinference_llama_index as oi_llama_index
 from tracescore.conventions.adk import ADK_SCOPE, is_callback_reply
@@ -285,6 +285,10 @@ class OpenInference(ConventionReader):
         if value is None or isinstance(decoded_json(value.value), (dict, list)):
             return None
         return value
+
+    def paused_for(self, view: SpanView) -> str | None:
+        """An agno run span whose output is agno's sentence for a paused run."""
+        return agno.paused_for(view.span) if view.span.scope == agno.SCOPE else None
 
     def stated_answer(self, view: SpanView) -> Found[str] | None:
         """A smolagents run span's ``output.value``: its answer, whatever the replies say.

@@ -23,13 +23,16 @@ from tracescore.conventions.genai_events import GenAIEvents, GenAILegacyEvents
 from tracescore.conventions.generic_io import GenericIO
 from tracescore.conventions.openinference import OpenInference
 from tracescore.conventions.pydantic_ai import PydanticAI
+from tracescore.conventions.strands import Strands
 from tracescore.conventions.traceloop import Traceloop
 from tracescore.spans import SpanRecord
 
 __all__ = [
     "KIND_READERS",
+    "RUN_READERS",
     "acts_in_code",
     "all_found",
+    "final_output",
     "MODEL_IO_READERS",
     "TOOL_IO_READERS",
     "capture_hint",
@@ -41,6 +44,7 @@ __all__ = [
     "paused_for",
     "register_reader",
     "stated_answer",
+    "stopped_by",
 ]
 
 T = TypeVar("T")
@@ -53,6 +57,7 @@ _OPENINFERENCE = OpenInference()
 _GENERIC = GenericIO()
 _TRACELOOP = Traceloop()
 _PYDANTIC_AI = PydanticAI()
+_STRANDS = Strands()
 
 #: Readers asked for a span's step kind, in order.
 KIND_READERS: list[ConventionReader] = [_OPENINFERENCE, _GENAI, _TRACELOOP, _ADK, _PYDANTIC_AI]
@@ -79,6 +84,9 @@ TOOL_IO_READERS: list[ConventionReader] = [
     _PYDANTIC_AI,
     _LEGACY_EVENTS,
 ]
+#: Readers asked only the run-level questions of an agent span (its answer, a pause, a
+#: stop), before the model-I/O readers: Strands' run span states how the run ended.
+RUN_READERS: list[ConventionReader] = [_STRANDS]
 #: Readers asked for the switch that turns content capture on.
 HINT_READERS: list[ConventionReader] = [
     _ADK,
@@ -99,10 +107,16 @@ _markers: frozenset[str] = frozenset()
 _scopes: frozenset[str | None] = frozenset()
 
 
-#: The model-I/O readers that answer each run-level question, in precedence order: the
-#: others inherit the base class's "no", which is not worth a call per run.
+#: The run and model-I/O readers that answer each run-level question, in precedence
+#: order: the others inherit the base class's "no", which is not worth a call per run.
 _ANSWERING: dict[str, list[ConventionReader]] = {}
-_RUN_QUESTIONS: Final = ("stated_answer", "paused_for", "acts_in_code")
+_RUN_QUESTIONS: Final = (
+    "final_output",
+    "stated_answer",
+    "paused_for",
+    "stopped_by",
+    "acts_in_code",
+)
 
 
 def _refresh_markers() -> None:
@@ -111,7 +125,9 @@ def _refresh_markers() -> None:
     _scopes = frozenset().union(*(r.scopes for r in KIND_READERS))
     for name in _RUN_QUESTIONS:
         base = getattr(ConventionReader, name)
-        _ANSWERING[name] = [r for r in MODEL_IO_READERS if getattr(type(r), name) is not base]
+        _ANSWERING[name] = [
+            r for r in (*RUN_READERS, *MODEL_IO_READERS) if getattr(type(r), name) is not base
+        ]
 
 
 def register_reader(
@@ -121,16 +137,20 @@ def register_reader(
     model_io: int | None = None,
     tool_io: int | None = None,
     hint: int | None = None,
+    run: int | None = None,
 ) -> None:
     """Insert ``reader`` into the precedence lists at the given positions (None = not at all).
 
     Built-in readers register themselves this way; a user's own convention reader can too.
+    A model-I/O reader is asked the run-level questions too; ``run`` is for a reader that
+    answers only those (how an agent span says its run ended).
     """
     for position, readers in (
         (kind, KIND_READERS),
         (model_io, MODEL_IO_READERS),
         (tool_io, TOOL_IO_READERS),
         (hint, HINT_READERS),
+        (run, RUN_READERS),
     ):
         if position is not None and reader not in readers:
             readers.insert(position, reader)
@@ -189,6 +209,12 @@ def all_found(
                 yield found
 
 
+def final_output(views: Sequence[SpanView]) -> Found[str] | None:
+    """The run's output as an agent span states it, where no reply is its answer."""
+    readers = _ANSWERING["final_output"]
+    return next((f for v in views for r in readers if (f := r.final_output(v)) is not None), None)
+
+
 def stated_answer(views: Sequence[SpanView]) -> Found[str] | None:
     """The run's answer as an agent span states it, over any reply (outer span first)."""
     readers = _ANSWERING["stated_answer"]
@@ -199,6 +225,12 @@ def paused_for(views: Sequence[SpanView]) -> str | None:
     """What the run waits for, when an agent span says it paused for input."""
     readers = _ANSWERING["paused_for"]
     return next((p for v in views for r in readers if (p := r.paused_for(v)) is not None), None)
+
+
+def stopped_by(views: Sequence[SpanView]) -> str | None:
+    """The run's error, when an agent span says the framework stopped it unanswered."""
+    readers = _ANSWERING["stopped_by"]
+    return next((e for v in views for r in readers if (e := r.stopped_by(v)) is not None), None)
 
 
 def acts_in_code(views: Sequence[SpanView]) -> bool:
