@@ -401,6 +401,37 @@ def thinking() -> list[dict[str, Any]]:
     return _one_run(script, "Lima, sunny today or not?")
 
 
+@tool(approval_mode="always_require")
+def refund(order_id: int) -> str:
+    """Refund an order, once a human approves."""
+    return f"refunded {order_id}"
+
+
+def approval() -> list[dict[str, Any]]:
+    """A tool that needs approval: the run ends with the request; the user's approval,
+    in the same session, runs the tool, and the model answers. Agent Framework returns
+    two responses, the turn split between them: as one run, they are the turn."""
+    script = _script(
+        (None, [("refund", {"order_id": 4}, "call_refund")]), ("Order 4 is refunded.", ())
+    )
+    prompt = "Refund order 4?"
+
+    async def run() -> None:
+        async with _served(script) as client:
+            agent = _agent(client, "refunder", tools=[refund])
+            session = agent.create_session()
+            paused = await agent.run(prompt, session=session)
+            [request] = paused.user_input_requests
+            answer = Message("user", [request.to_function_approval_response(True)])
+            await agent.run([answer], session=session)
+
+    RUNS.clear()
+    asyncio.run(run())
+    (_, _, paused), (_, _, resumed) = RUNS
+    RUNS.clear()
+    return [view(["refunder"], prompt, [*paused.messages, *resumed.messages])]
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "thinking": thinking,
     "parallel_calls_one_raises": parallel_calls_one_raises,
@@ -414,6 +445,8 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "mcp_tools": mcp_tools,
     "model_fails": model_fails,
 }
+#: Runs that pause for a human, then resume: two runs each, one turn.
+PAUSING: dict[str, Callable[[], list[dict[str, Any]]]] = {"approval": approval}
 
 
 if __name__ == "__main__":
@@ -426,4 +459,4 @@ if __name__ == "__main__":
     recorder = Recorder()
     trace.set_tracer_provider(recorder.provider)
     _logs.set_logger_provider(recorder.logger_provider)
-    record_scenarios(recorder, SCENARIOS, out_dir)
+    record_scenarios(recorder, {**SCENARIOS, **PAUSING}, out_dir)

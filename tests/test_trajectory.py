@@ -853,3 +853,21 @@ def test_a_first_call_after_the_user_s_text_alone_is_no_resumed_turn() -> None:
     chat(tb, root, history, reply(text("Welcome!")))
     [inv] = build_invocations(tb.spans)
     assert (inv.tool_calls, inv.warnings, inv.inference_calls) == ((), (), 1)
+
+
+def test_a_run_with_tool_results_and_no_user_text_resumed_a_turn() -> None:
+    """On the OpenAI Responses API a resumed run's request names the earlier response and
+    sends the tool's result alone: the user's message is in the other trace."""
+    tb = TraceBuilder()
+    root = agent(tb, "refunder")
+    history = [
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "ok"}]}
+    ]
+    chat(tb, root, history, reply(text("Order 4 is refunded.")))
+    [inv] = build_invocations(tb.spans)
+    assert (inv.status, inv.reason_code) == ("not_evaluable", "no_user_message")
+    assert inv.reason == (
+        "the run goes on with a turn an earlier run began: its first model call starts with"
+        " tool results, and the user's message is in that run's trace, not this one's"
+    )
+    assert inv.final_response == "Order 4 is refunded."

@@ -25,9 +25,7 @@ from tracescore.conventions.base import Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
     acts_in_code,
-    all_found,
     capture_hint,
-    classify,
     final_output,
     first_found,
     merged_usage,
@@ -38,7 +36,6 @@ from tracescore.history import (
     history_replies,
     last_user_text,
     results_from_history,
-    run_start,
     with_unseen_replies,
 )
 from tracescore.model import (
@@ -60,9 +57,15 @@ from tracescore.tool_calls import (
     join_calls,
 )
 from tracescore.trace_tree import AgentRun, LlmStep, split_runs
+from tracescore.user_turn import user_text
 
 __all__ = ["build_invocations"]
 
+#: A run with no user text that resumed a turn (:mod:`tracescore.user_turn`).
+_NO_USER_RESUMED: Final = (
+    "the run goes on with a turn an earlier run began: its first model call starts with"
+    " tool results, and the user's message is in that run's trace, not this one's"
+)
 #: Why an ADK run can have no model call at all: schema 2 writes the model's input and
 #: reply only on ``generate_content`` spans, which a callback's answer never opens.
 _ADK_NO_MODEL_CALL: Final = (
@@ -214,7 +217,14 @@ def _build(
         warnings.extend(view.warnings)
 
     reason_code, reason = _evaluability(
-        run, user, responses, warnings, complete, failed=failed, missing=missing_outputs
+        run,
+        user,
+        responses,
+        warnings,
+        complete,
+        failed=failed,
+        missing=missing_outputs,
+        resumed=resumed,
     )
     if reason_code == "no_model_call" and error is not None:
         reason = f"{reason}; the run failed first: {error}"
@@ -314,13 +324,13 @@ def _conversation(
 ) -> tuple[str | None, bool, list[ModelReply], int, list[LlmStep]]:
     """The run's conversation as ``(user, resumed, replies, missing, failed)``.
 
-    The user's text, whether the run resumed a turn (:func:`_user_text`), the model's
-    replies, how many model calls had no output, and the calls that failed.
+    The user's text, whether the run resumed a turn (:func:`~tracescore.user_turn.user_text`),
+    the model's replies, how many model calls had no output, and the calls that failed.
 
     A call that ended in error without output is not missing content (a throttled call
     that was retried, or the call that ended the run): it is listed, not counted.
     """
-    user, resumed = _user_text(run, llm_steps, provenance)
+    user, resumed = user_text(run, llm_steps, provenance)
     responses: list[ModelReply] = []
     missing = 0
     failed: list[LlmStep] = []
@@ -365,76 +375,6 @@ def _read(step: LlmStep) -> Found[ReadReply] | None:
     return first_found([step.parse], lambda r, v: r.read_reply(v))
 
 
-def _user_text(
-    run: AgentRun, llm_steps: list[LlmStep], provenance: dict[str, str]
-) -> tuple[str | None, bool]:
-    """The last user text in the first model call's input, and whether the run resumed.
-
-    A first model call whose input holds, after that text, a reply that called tools
-    continues a turn an earlier run began: the run resumed one that paused for a human
-    (it holds the call that paused and its result).
-
-    Later calls of agents other than the first see other agents' turns rewritten as
-    user text (ADK's "For context:"), so only the first agent's calls are asked. Later
-    inputs and other sources are tried only when the first answer holds no user text
-    (e.g. a request truncated by the backend before its ``contents``).
-
-    A run whose agent span states the task it was given (smolagents: the model sees it
-    after "New task:") takes it from there, and so does a multi-agent run whose root
-    span records it (Strands' swarm and graph): its first agent may see it rewritten
-    (Strands' swarm wraps it in a "Context:" block). A run without agent spans takes
-    the question a span that asked its first model call states (a LlamaIndex query
-    engine's: the model sees it in a prompt template, after the retrieved context).
-    """
-    stated = _stated_task(run, llm_steps)
-    if stated is not None:
-        provenance["user_content"] = stated.source
-        return stated.value, False
-    if run.agent_views and classify(run.root) == "workflow":
-        for found in all_found(run.agent_views[:1], lambda r, v: r.llm_input(v)):
-            text = last_user_text(found.value)
-            if text is not None:
-                provenance["user_content"] = found.source
-                return text, False
-    if not llm_steps:
-        return None, False
-    first_agent = llm_steps[0].agent
-    for index, step in enumerate(llm_steps):
-        if step.agent != first_agent:
-            continue
-        for found in all_found(step.views, lambda r, v: r.llm_input(v)):
-            text = last_user_text(found.value)
-            if text is not None:
-                provenance["user_content"] = found.source
-                return text, index == 0 and _continues_a_turn(found.value)
-    return None, False
-
-
-def _continues_a_turn(messages: Sequence[Message]) -> bool:
-    """Whether a reply that called tools follows the last user text of ``messages``."""
-    return any(m.is_assistant and m.tool_calls() for m in messages[run_start(messages) :])
-
-
-def _stated_task(run: AgentRun, llm_steps: list[LlmStep]) -> Found[str] | None:
-    """The task the run's first agent span states, if it has agent spans.
-
-    Without one: the question the outermost span before the first model call states
-    (in tree order, that is the call's ancestors and the steps before it).
-    """
-    if run.agent_views:
-        return first_found(run.agent_views[:1], lambda r, v: r.task(v))
-    if not llm_steps:
-        return None
-    first_call = llm_steps[0].view.span
-    for span in run.spans:
-        if span is first_call:
-            break
-        stated = first_found((SpanView(span),), lambda r, v: r.task(v))
-        if stated is not None:
-            return stated
-    return None
-
-
 def _reply(messages: list[Message]) -> Message | None:
     """The model's reply among its output messages.
 
@@ -476,6 +416,7 @@ def _evaluability(
     *,
     failed: Sequence[LlmStep] = (),
     missing: int = 0,
+    resumed: bool = False,
 ) -> tuple[NotEvaluableReason | None, str | None]:
     truncated = any("truncated" in w for w in warnings)
     # Model calls that carry no content at all say capture was off, which is what to
@@ -498,6 +439,8 @@ def _evaluability(
             "the user message was lost: the payload that carries it was truncated "
             "(tracing backends cap attribute values, e.g. at 64 KiB)"
         )
+    if user is None and resumed and responses:
+        return "no_user_message", _NO_USER_RESUMED
     if user is not None and not responses and failed and not missing:
         # Every call without output failed: scored as a run with no answer, as ADK does.
         return None, None

@@ -200,3 +200,35 @@ def test_a_tool_served_over_mcp_counts_once_and_keeps_its_failure(recorded: Path
     assert paris.result == {"city": "Paris", "days": 2, "outlook": "sunny"}
     assert paris.error is None
     assert atlantis.error == "ToolExecutionException"
+
+
+def test_a_run_waiting_for_approval_is_no_turn_the_run_approved_is(recorded: Path) -> None:
+    """A tool with ``approval_mode="always_require"``: the run ends with the request,
+    which its agent span's output messages hold (``user_input_request``); the run given
+    the approval, in the same session, runs the tool and answers. That run is the turn,
+    as Agent Framework's two responses together have it (on the Responses API, without
+    the user's text, which only the paused run's trace holds). The 1.36 baseline writes
+    no agent-span content: there the paused run reads as one that ended on its call."""
+    [expected] = _expected(recorded, "approval")
+    paused, resumed = imported(recorded / "approval.jsonl")
+    assert paused.final_response is None
+    if _api(recorded) == "responses":
+        # The approved run's request names the paused run's response and sends only the
+        # tool's result: no span of its trace holds the user's text.
+        assert run_view(resumed) == {**expected, "user": None}
+        assert (resumed.status, resumed.reason_code) == ("not_evaluable", "no_user_message")
+        assert resumed.reason is not None
+        assert resumed.reason.startswith("the run goes on with a turn an earlier run began")
+    else:
+        assert run_view(resumed) == expected
+        assert (resumed.status, resumed.error) == ("ok", None)
+    if _mode(recorded) == "baseline":
+        assert (paused.status, paused.reason_code) == ("ok", None)
+        [warning] = paused.warnings
+        assert warning.startswith("the run ended on tool calls")
+        return
+    assert (paused.status, paused.reason_code, paused.warnings) == ("not_evaluable", "paused", ())
+    assert paused.reason == (
+        "the run paused for input (Agent Framework function_approval_request for refund):"
+        " its turn goes on in the run that resumes it, which is scored"
+    )

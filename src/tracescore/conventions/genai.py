@@ -25,6 +25,7 @@ from tracescore.conventions.base import (
 from tracescore.conventions.messages import (
     JsonValue,
     Message,
+    decoded_json,
     is_not_captured,
     messages_from_value,
     one_reply,
@@ -51,6 +52,8 @@ OPERATION_KINDS: Final[dict[str, StepKind]] = {
 
 #: Where semconv >= 1.37 puts a call's output messages (a tool span's, for Strands).
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+#: Agent Framework's mark on a content that asks the user (an approval request).
+_USER_INPUT_REQUEST: Final = "user_input_request"
 #: What a ``retrieval`` span found (opt-in, as message content is).
 RETRIEVAL_DOCUMENTS: Final = "gen_ai.retrieval.documents"
 
@@ -200,6 +203,42 @@ class GenAIAttributes(ConventionReader):
         ):
             return None
         return messages_attr(view, span.attributes.get(OUTPUT_MESSAGES), OUTPUT_MESSAGES)
+
+    def paused_for(self, view: SpanView) -> str | None:
+        """An Agent Framework run that asks the user (a tool with ``approval_mode``).
+
+        Its agent span's output messages hold the request (``function_approval_request``,
+        marked ``user_input_request``); the run that gets the answer is the turn. The
+        1.36 baseline writes no agent-span content: such a run reads as ended on its call.
+        """
+        span = view.span
+        if span.scope != MAF_SCOPE or span.attributes.get("gen_ai.operation.name") != (
+            "invoke_agent"
+        ):
+            return None
+        value: object = span.attributes.get(OUTPUT_MESSAGES)
+        if isinstance(value, str):
+            if _USER_INPUT_REQUEST not in value:  # nearly every run: no parse
+                return None
+            value = decoded_json(value)
+        kinds: list[str] = []
+        names: list[str] = []
+        for message in value if isinstance(value, list) else ():
+            parts = message.get("parts") if isinstance(message, dict) else None
+            for part in parts if isinstance(parts, list) else ():
+                if not isinstance(part, dict) or part.get(_USER_INPUT_REQUEST) is not True:
+                    continue
+                kinds.append(str(part.get("type") or "user input request"))
+                call = part.get("function_call")
+                name = call.get("name") if isinstance(call, dict) else None
+                if isinstance(name, str):
+                    names.append(name)
+        if not kinds:
+            return None
+        kind = ", ".join(dict.fromkeys(kinds))
+        return (
+            f"Agent Framework {kind} for {', '.join(names)}" if names else f"Agent Framework {kind}"
+        )
 
     def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
         """``gen_ai.output.messages``: each message a choice, but for the Responses API.
