@@ -871,3 +871,25 @@ def test_a_run_with_tool_results_and_no_user_text_resumed_a_turn() -> None:
         " tool results, and the user's message is in that run's trace, not this one's"
     )
     assert inv.final_response == "Order 4 is refunded."
+
+
+def test_results_fed_back_out_of_order_pair_by_id() -> None:
+    """LangChain's ToolCallLimitMiddleware answers the call past the limit before the
+    tool runs the other: the next request has the results in another order than the
+    calls. The tool span (no call id) answers the first call; the second takes its own
+    result by id, not the first one left by name and order."""
+    tb = TraceBuilder()
+    root = agent(tb, "weather_agent")
+    calls = reply(
+        call("get_weather", {"city": "Oslo"}, "t1"), call("get_weather", {"city": "Rome"}, "t2")
+    )
+    chat(tb, root, [user("Oslo and Rome?")], calls)
+    tool(tb, root, "get_weather", {"city": "Oslo"}, "sunny in Oslo")
+    fed_back = [
+        {"type": "tool_call_response", "id": "t2", "name": "get_weather", "response": "limit"},
+        {"type": "tool_call_response", "id": "t1", "name": "get_weather", "response": "sunny"},
+    ]
+    history = [user("Oslo and Rome?"), *calls, {"role": "tool", "parts": fed_back}]
+    chat(tb, root, history, reply(text("Only Oslo known.")))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.id, c.result) for c in inv.tool_calls] == [("t1", "sunny in Oslo"), ("t2", "limit")]

@@ -253,9 +253,10 @@ def _results_from_next_request(
     """Fill missing results from the tool results fed back in the next model request.
 
     The next request of the same agent ends with the results of the calls its previous
-    response made (after the last assistant message). Pairs by name and order, never by
-    id: ADK schema 2 synthesizes per-message ids (``<name>_<part index>``) that differ
-    between a call and its response and repeat across turns.
+    response made (after the last assistant message). Paired by id where a result's is
+    its call's, else by name and order: ADK schema 2 synthesizes per-message ids
+    (``<name>_<part index>``) that may differ between a call and its response (and
+    repeat across turns, which these results, after the last reply, never span).
     """
     agent = llm_steps[step].agent
     later = llm_steps[step + 1 :]
@@ -278,21 +279,36 @@ def _pair_results(
     source: str,
     provenance: dict[str, str],
 ) -> None:
-    """Pair each call in ``indices`` with the first unused result of the same name, in order.
+    """Pair each call in ``indices`` with its result: by id, else by name and order.
 
-    A call without a result takes its pair's; one that has a result keeps it, its pair
-    only used up (parallel calls of one tool, the first answered by its span).
+    By name and order: the first unused result of the call's tool. A call without a
+    result takes its pair's; one that has a result keeps it, its pair only used up
+    (parallel calls of one tool, the first answered by its span). Results can come in
+    another order than the calls (LangChain's tool-call limit answers the calls past it
+    before the tool runs the others): ids come first, where a result's is its call's.
     """
     taken = [False] * len(results)
+    pairs: dict[int, int] = {}
+    by_id = {res.id: j for j, res in reversed(list(enumerate(results))) if res.id}
     for idx in indices:
+        call_id = calls[idx].id
+        j = by_id.get(call_id) if call_id else None
+        if j is not None and not taken[j] and results[j].name in (calls[idx].name, None):
+            taken[j] = True
+            pairs[idx] = j
+    for idx in indices:
+        if idx in pairs:
+            continue
         call = calls[idx]
         for j, res in enumerate(results):
             if not taken[j] and res.name in (call.name, None):
                 taken[j] = True
-                if call.result is None:
-                    calls[idx] = replace(call, result=res.response)
-                    provenance["tool_results"] = source
+                pairs[idx] = j
                 break
+    for idx, j in pairs.items():
+        if calls[idx].result is None:
+            calls[idx] = replace(calls[idx], result=results[j].response)
+            provenance["tool_results"] = source
 
 
 def _with_unmatched(
