@@ -31,6 +31,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
+    ToolCallLimitMiddleware,
+)
+from langchain.agents.structured_output import ToolStrategy
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import (
@@ -47,6 +54,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
 from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+from pydantic import BaseModel
 
 from recording import Recorder, record_scenarios, weather
 
@@ -311,6 +319,56 @@ def thinking() -> list[dict[str, Any]]:
     return _one([first, second], "Lima, sunny or not?")
 
 
+# --- LangChain 1.x's create_agent (LangGraph underneath, middleware around the model) ---
+
+
+class Forecast(BaseModel):
+    """A city's weather, as data."""
+
+    city: str
+    sky: str
+
+
+def _created(replies: Sequence[AIMessage], prompt: str, **kwargs: Any) -> dict[str, Any]:
+    """The final state of a ``create_agent`` graph (its tools: weather and orders)."""
+    graph = create_agent(
+        ScriptedChatModel(responses=list(replies)), [get_weather, lookup_order], **kwargs
+    )
+    state: dict[str, Any] = graph.invoke({"messages": [{"role": "user", "content": prompt}]})
+    return state
+
+
+def agent_tools() -> list[dict[str, Any]]:
+    replies = [ai("", ("get_weather", {"city": "Turin"}, "ca1")), ai("Turin: sunny.")]
+    state = _created(replies, "Weather in Turin?", name="weather_agent")
+    return [view(state["messages"], "weather_agent")]
+
+
+def agent_structured_output() -> list[dict[str, Any]]:
+    """``response_format=ToolStrategy(...)``: the model answers by calling the schema's
+    tool; the framework answers that call itself ("Returning structured response"), in no
+    tool span; the caller gets the state's ``structured_response``, as JSON here."""
+    replies = [
+        ai("", ("get_weather", {"city": "Oslo"}, "cs1")),
+        ai("", ("Forecast", {"city": "Oslo", "sky": "sunny"}, "cs2")),
+    ]
+    state = _created(
+        replies, "Oslo, as data?", name="weather_agent", response_format=ToolStrategy(Forecast)
+    )
+    answer = state["structured_response"]
+    assert isinstance(answer, Forecast)
+    return [{**view(state["messages"], "weather_agent"), "final": answer.model_dump_json()}]
+
+
+def agent_model_call_limit() -> list[dict[str, Any]]:
+    """``ModelCallLimitMiddleware(exit_behavior="end")``: past the limit the framework ends
+    the run with a message of its own, in no model call; the agent's last message."""
+    replies = [ai("", ("get_weather", {"city": "Bonn"}, "cm1")), ai("Never said.")]
+    limit = ModelCallLimitMiddleware(run_limit=1, exit_behavior="end")
+    state = _created(replies, "Bonn, in one call?", name="weather_agent", middleware=[limit])
+    return [view(state["messages"], "weather_agent")]
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     f.__name__: f
     for f in (
@@ -325,7 +383,31 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         pipeline,
         server_tool,
         thinking,
+        agent_tools,
+        agent_structured_output,
+        agent_model_call_limit,
     )
+}
+
+
+def agent_tool_call_limit() -> list[dict[str, Any]]:
+    """``ToolCallLimitMiddleware(run_limit=1)``: of two calls in one reply the second is
+    answered by the framework, an error ``ToolMessage`` in no tool span, fed back before
+    the first call's result."""
+    replies = [
+        ai("", ("get_weather", {"city": "Oslo"}, "ct1"), ("get_weather", {"city": "Rome"}, "ct2")),
+        ai("Only Oslo is known."),
+    ]
+    limit = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    state = _created(
+        replies, "Oslo and Rome, one tool call?", name="weather_agent", middleware=[limit]
+    )
+    return [view(state["messages"], "weather_agent")]
+
+
+#: Runs whose record tracescore reads differently, compared on their own.
+APART: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "agent_tool_call_limit": agent_tool_call_limit
 }
 
 
@@ -344,8 +426,32 @@ def human_in_the_loop() -> list[dict[str, Any]]:
     return [view(state["messages"], "refund_agent")]
 
 
+def agent_human_in_the_loop() -> list[dict[str, Any]]:
+    """``HumanInTheLoopMiddleware``: the run pauses before the tool runs, the next
+    ``invoke(Command(resume={"decisions": [...]}))`` approves it and goes on."""
+    replies: list[BaseMessage] = [
+        ai("", ("lookup_order", {"order_id": 3}, "ch1")),
+        ai("Order 3 has shipped."),
+    ]
+    approval = HumanInTheLoopMiddleware(interrupt_on={"lookup_order": True})
+    graph = create_agent(
+        ScriptedChatModel(responses=replies),
+        [lookup_order],
+        name="order_agent",
+        checkpointer=MemorySaver(),
+        middleware=[approval],
+    )
+    config: Any = {"configurable": {"thread_id": "thread-hitl-agent"}}
+    paused = graph.invoke({"messages": [{"role": "user", "content": "Where is order 3?"}]}, config)
+    assert paused["__interrupt__"]
+    state = graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    return [view(state["messages"], "order_agent")]
+
+
 #: Runs that pause for a human: recorded with the scenarios, compared on their own.
-PAUSING: dict[str, Callable[[], list[dict[str, Any]]]] = {"human_in_the_loop": human_in_the_loop}
+PAUSING: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    f.__name__: f for f in (human_in_the_loop, agent_human_in_the_loop)
+}
 
 #: The LangChain instrumentations the harness can trace with.
 INSTRUMENTATIONS = ("openinference", "openllmetry")
@@ -360,7 +466,7 @@ def main(instrumentation: str, out_dir: Path) -> None:
         LangchainInstrumentor().instrument(tracer_provider=recorder.provider)
     else:
         raise SystemExit(f"unknown instrumentation {instrumentation!r}: {INSTRUMENTATIONS}")
-    record_scenarios(recorder, {**SCENARIOS, **PAUSING}, out_dir)
+    record_scenarios(recorder, {**SCENARIOS, **APART, **PAUSING}, out_dir)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from dataclasses import replace
 
 import orjson
 
+from tracescore.conventions.base import Found
 from tracescore.conventions.messages import JsonValue, Message
 from tracescore.conventions.registry import all_found, first_found
 from tracescore.model import ToolCall
@@ -30,6 +31,7 @@ from tracescore.tool_calls import ModelReply
 from tracescore.trace_tree import AgentRun, LlmStep
 
 __all__ = [
+    "framework_answer",
     "history_replies",
     "last_user_text",
     "results_from_history",
@@ -104,6 +106,25 @@ def results_from_history(
             elif source not in sources.split(", "):
                 provenance["tool_results"] = f"{sources}, {source}"
     return filled
+
+
+def framework_answer(run: AgentRun) -> Found[str] | None:
+    """The reply that ends the run's history after a last model reply that called tools.
+
+    Asked of a run whose model calls end on calls: a framework can end the run with a
+    reply of its own that no model call made (LangChain's ``ModelCallLimitMiddleware``
+    writes "Model call limits exceeded" as the agent's last message). Only a history
+    whose current run ends with an assistant message with text and no call says so.
+    """
+    history = first_found(run.agent_views, lambda r, v: r.history(v))
+    if history is None:
+        return None
+    messages = history.value[run_start(history.value) :]
+    last = messages[-1] if messages else None
+    if last is None or not last.is_assistant or last.tool_calls():
+        return None
+    text = last.text(thoughts=False)
+    return Found(text, history.source) if text else None
 
 
 def with_unseen_replies(

@@ -33,6 +33,7 @@ from tracescore.conventions.registry import (
     stated_answer,
 )
 from tracescore.history import (
+    framework_answer,
     history_replies,
     last_user_text,
     results_from_history,
@@ -195,7 +196,13 @@ def _build(
         error = None  # waiting for a human is no failure
     stopped = error is not None or paused_by is not None
     if final is None and not stopped and responses and responses[-1].message.tool_calls():
-        warnings.append(_ENDED_ON_CALLS)
+        ending = framework_answer(run)
+        if ending is None:
+            warnings.append(_ENDED_ON_CALLS)
+        else:  # a reply the framework wrote in the model's place
+            final = ending.value
+            provenance["final_response"] = ending.source
+            in_place += 1
     intermediate = tuple(
         AgentText(author=r.agent or "", text=text)
         for i, r in enumerate(responses)

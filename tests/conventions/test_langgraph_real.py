@@ -1,8 +1,9 @@
 """Real LangGraph ReAct agents, traced by OpenInference or OpenLLMetry, rebuilt as LangGraph
 returned them.
 
-``langgraph_harness.py`` runs ``create_react_agent`` graphs (LangChain's scripted fake
-chat model) in a child process under ``openinference-instrumentation-langchain`` or
+``langgraph_harness.py`` runs ``create_react_agent`` graphs and LangChain 1.x's
+``create_agent`` (its middleware, its structured output; LangChain's scripted fake chat
+model) in a child process under ``openinference-instrumentation-langchain`` or
 OpenLLMetry's ``opentelemetry-instrumentation-langchain`` and writes their spans as OTLP
 JSON Lines next to the new messages of each run's state. The rebuilt invocations must
 equal those: the graph's name is the agent, a tool's result is its ``ToolMessage``
@@ -68,32 +69,72 @@ def test_a_streamed_reply_is_one_model_call_with_the_usage_of_its_last_chunk(
     assert (inv.usage.input_tokens, inv.usage.output_tokens) == (22, 6)
 
 
+#: What each pausing scenario stops in (OpenInference's span name), its user text, thread
+#: and answer.
+PAUSES = {
+    "human_in_the_loop": ("refund", "Refund order 4?", "thread-hitl", "Order 4 is refunded."),
+    "agent_human_in_the_loop": (
+        "HumanInTheLoopMiddleware.after_model",
+        "Where is order 3?",
+        "thread-hitl-agent",
+        "Order 3 has shipped.",
+    ),
+}
+
+
+@pytest.mark.parametrize("scenario", list(langgraph_harness.PAUSING))
 def test_a_run_paused_for_a_human_is_no_turn_the_run_that_resumes_it_is(
-    traced: tuple[str, Path],
+    traced: tuple[str, Path], scenario: str
 ) -> None:
-    """``interrupt()`` in a tool pauses the graph (a trace of its own); the resumed run's
-    model calls see the whole turn. That run is the turn, as LangGraph's state after the
+    """``interrupt()`` in a tool, or ``create_agent``'s ``HumanInTheLoopMiddleware``
+    before the tool runs, pauses the graph (a trace of its own); the resumed run's model
+    calls see the whole turn. That run is the turn, as LangGraph's state after the
     resume has it; the paused one is not evaluable, and no turn of its conversation (so
     not a golden either, nor matched against one)."""
     instrumentation, recorded = traced
-    [expected] = json.loads((recorded / "expected.json").read_text())["human_in_the_loop"]
-    paused, resumed = imported(recorded / "human_in_the_loop.jsonl")
+    where, user, thread, answer = PAUSES[scenario]
+    [expected] = json.loads((recorded / "expected.json").read_text())[scenario]
+    paused, resumed = imported(recorded / f"{scenario}.jsonl")
     assert (paused.status, paused.reason_code, paused.error) == ("not_evaluable", "paused", None)
-    tool_span = "execute_tool refund" if instrumentation == "openllmetry" else "refund"
+    prefix = "execute_tool " if scenario == "human_in_the_loop" else "execute_task "
+    span = f"{prefix}{where}" if instrumentation == "openllmetry" else where
     assert paused.reason == (
-        f"the run paused for input (GraphInterrupt in {tool_span}): its turn goes on in the"
+        f"the run paused for input (GraphInterrupt in {span}): its turn goes on in the"
         " run that resumes it, which is scored"
     )
     assert paused.warnings == ()  # not "ended on tool calls": it paused on one
     assert run_view(resumed) == expected
-    assert (resumed.status, resumed.user_content) == ("ok", "Refund order 4?")
+    assert (resumed.status, resumed.user_content) == ("ok", user)
     conversations = group_conversations([paused, resumed])
-    assert [c.conversation_id for c in conversations] == ["thread-hitl"]
+    assert [c.conversation_id for c in conversations] == [thread]
     evalset, written, left_out = conversations_to_evalset(conversations, eval_set_id="hitl")
     assert (written, left_out) == (1, 1)
     [case] = cast("list[dict[str, Any]]", evalset["eval_cases"])
     [golden] = case["conversation"]
-    assert golden["final_response"]["parts"] == [{"text": "Order 4 is refunded."}]
+    assert golden["final_response"]["parts"] == [{"text": answer}]
+
+
+def test_a_reply_the_framework_wrote_in_the_model_s_place_ends_the_run(recorded: Path) -> None:
+    """``ModelCallLimitMiddleware(exit_behavior="end")``: no model call made the last
+    reply, the graph's state holds it; it is the answer, a framework's reply, no call."""
+    [inv] = imported(recorded / "agent_model_call_limit.jsonl")
+    assert inv.final_response == "Model call limits exceeded: run limit (1/1)"
+    assert (inv.inference_calls, inv.framework_replies) == (1, 1)
+
+
+def test_a_call_the_framework_refused_takes_its_own_result(recorded: Path) -> None:
+    """``ToolCallLimitMiddleware``: the call past the limit is answered first, in no tool
+    span; each call still gets its own result. Its error status (LangGraph's ``status:
+    error``) is in no span of the call and no request: it reads as a result."""
+    [expected] = json.loads((recorded / "expected.json").read_text())["agent_tool_call_limit"]
+    [inv] = imported(recorded / "agent_tool_call_limit.jsonl")
+    assert [c["failed"] for c in expected["calls"]] == [False, True]
+    assert run_view(inv, failed=False) == {
+        **expected,
+        "calls": [{k: v for k, v in c.items() if k != "failed"} for c in expected["calls"]],
+    }
+    assert [c.error for c in inv.tool_calls] == [None, None]
+    assert (inv.status, inv.warnings) == ("ok", ())
 
 
 def test_the_thread_id_groups_the_turns(recorded: Path) -> None:
@@ -118,6 +159,8 @@ def test_openllmetry_without_content_says_how_to_capture_it(
         for inv, run in zip(ours, expected, strict=True):
             assert (inv.status, inv.reason_code) == ("not_evaluable", "content_not_captured")
             assert inv.reason is not None and "TRACELOOP_TRACE_CONTENT=true" in inv.reason
-            # Tool spans still name the tools that ran, in order.
-            assert [c.name for c in inv.tool_calls] == [c["name"] for c in run["calls"]]
+            # Tool spans still name the tools that ran, in order (a structured output's
+            # call is answered by the framework: no tool ran).
+            ran = [c["name"] for c in run["calls"] if c["name"] != "Forecast"]
+            assert [c.name for c in inv.tool_calls] == ran
             assert all(c.args is None and c.result is None for c in inv.tool_calls)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal
 
-from tracescore.conventions import agno, llama_index, server_tools, smolagents
+from tracescore.conventions import agno, langgraph, llama_index, server_tools, smolagents
 from tracescore.conventions import openinference_flat as flat
 from tracescore.conventions import openinference_llama_index as oi_llama_index
 from tracescore.conventions.adk import ADK_SCOPE, is_callback_reply
@@ -80,14 +80,20 @@ def _langgraph_role(metadata: AttrValue | None) -> Literal["graph", "node"] | No
     holds "agent" as AGENT, else CHAIN: a compiled graph named "pipeline" (or LangGraph's
     default "LangGraph") is a CHAIN, while each run of its ``agent`` node is an AGENT.
     LangGraph's own metadata tells them apart: the graph run at top level has none of
-    ``langgraph_node``, which names the node every run inside it belongs to.
+    ``langgraph_node``, which names the node every run inside it belongs to. LangChain
+    1.x's ``create_agent`` marks its graph's runs ``langchain_create_agent``.
     """
-    if not isinstance(metadata, str) or '"langgraph"' not in metadata:
+    if not isinstance(metadata, str) or not any(m in metadata for m in _LANGGRAPH_MARKS):
         return None
     data = decoded_json(metadata)
-    if not isinstance(data, dict) or data.get("ls_integration") != "langgraph":
+    if not isinstance(data, dict) or data.get("ls_integration") not in _LANGGRAPH_INTEGRATIONS:
         return None
     return "node" if "langgraph_node" in data else "graph"
+
+
+#: The ``ls_integration`` of a LangGraph graph's runs: a graph's, ``create_agent``'s.
+_LANGGRAPH_INTEGRATIONS: Final = frozenset({"langgraph", "langchain_create_agent"})
+_LANGGRAPH_MARKS: Final = tuple(f'"{i}"' for i in sorted(_LANGGRAPH_INTEGRATIONS))
 
 
 def _responses_api_output(span: SpanRecord, msgs: list[Message]) -> bool:
@@ -271,13 +277,23 @@ class OpenInference(ConventionReader):
         task = arguments.get("task") if isinstance(arguments, dict) else None
         return Found(task, INPUT_VALUE) if isinstance(task, str) and task.strip() else None
 
+    def history(self, view: SpanView) -> Found[list[Message]] | None:
+        """A LangGraph graph's final state's messages (:mod:`~tracescore.conventions.langgraph`)."""
+        state = langgraph.state(view) if view.span.scope == langgraph.OI_SCOPE else None
+        return state.history() if state is not None else None
+
     def final_output(self, view: SpanView) -> Found[str] | None:
         """An AGENT span's ``output.value`` when it is plain text: the run's answer.
 
         Asked only when no model reply is the answer (a smolagents run's answer is
         :meth:`stated_answer`). A JSON object or list there is a framework's state (a
-        LangGraph graph's messages), not an answer, and is not taken.
+        LangGraph graph's messages), not an answer, and is not taken; but a LangGraph
+        state's structured response (``response_format``) is what the caller gets.
         """
+        if view.span.scope == langgraph.OI_SCOPE:
+            state = langgraph.state(view)
+            if state is not None:
+                return state.structured_text()
         attrs = view.span.attributes
         if attrs.get(SPAN_KIND) != "AGENT":
             return None

@@ -28,7 +28,7 @@ from typing import Final, TypeVar, cast
 import orjson
 
 from tracescore import json_text
-from tracescore.conventions import llama_index
+from tracescore.conventions import langgraph, llama_index
 from tracescore.conventions.base import (
     ConventionReader,
     Found,
@@ -363,6 +363,16 @@ class Traceloop(ConventionReader):
             result=result,
             error=error,
         )
+
+    def history(self, view: SpanView) -> Found[list[Message]] | None:
+        """A LangGraph graph's final state's messages (:mod:`~tracescore.conventions.langgraph`)."""
+        state = langgraph.state(view) if view.span.scope == langgraph.OL_SCOPE else None
+        return state.history() if state is not None else None
+
+    def final_output(self, view: SpanView) -> Found[str] | None:
+        """A LangGraph graph's structured response (``response_format``), as JSON."""
+        state = langgraph.state(view) if view.span.scope == langgraph.OL_SCOPE else None
+        return state.structured_text() if state is not None else None
 
     def task(self, view: SpanView) -> Found[str] | None:
         """A LlamaIndex query or chat engine's question, from its ``traceloop.entity.input``."""
