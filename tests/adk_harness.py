@@ -78,6 +78,7 @@ from google.adk.runners import InMemoryRunner
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.exit_loop_tool import exit_loop
+from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.adk.tools.mcp_tool import McpToolset, StreamableHTTPConnectionParams
 from google.adk.tools.tool_context import ToolContext
@@ -375,7 +376,9 @@ class Scenario:
     Attributes:
         name: Scenario name (a key of :data:`SCENARIOS`).
         root_agent: The agent (or ADK 2 ``Workflow``) the runner starts at.
-        user_messages: One user text per turn (= per ADK invocation).
+        user_messages: One user text per turn (= per ADK invocation), or what answers
+            the session so far (a confirmation the framework asked for: ADK goes on
+            with the same invocation).
         queues: Every response queue used; all must be empty after the run.
         expected_invocations: How many invocations ADK's
             ``convert_events_to_eval_invocations`` must report.
@@ -386,7 +389,7 @@ class Scenario:
 
     name: str
     root_agent: BaseAgent | Workflow
-    user_messages: list[str]
+    user_messages: list[str | Callable[[Sequence[Event]], types.Content]]
     queues: list[ResponseQueue]
     expected_invocations: int = 1
     expect_error: bool = False
@@ -1056,6 +1059,64 @@ def structured_output() -> Scenario:
     )
 
 
+def refund(amount: int) -> dict[str, Any]:
+    """Refunds an amount to the customer, once a person confirms it.
+
+    Args:
+        amount: Refund amount in euros.
+
+    Returns:
+        The refund made.
+    """
+    return {"status": "refunded", "amount": amount}
+
+
+#: The call ADK makes to ask the user for a tool's confirmation (its own name for it).
+REQUEST_CONFIRMATION_FUNCTION_CALL_NAME: Final = "adk_request_confirmation"
+
+
+def _confirm(events: Sequence[Event]) -> types.Content:
+    """The user's answer to the confirmation ADK asked for last: yes."""
+    [asked] = [
+        fc
+        for event in events
+        for fc in event.get_function_calls()
+        if fc.name == REQUEST_CONFIRMATION_FUNCTION_CALL_NAME
+    ][-1:]
+    answer = types.FunctionResponse(
+        id=asked.id, name=REQUEST_CONFIRMATION_FUNCTION_CALL_NAME, response={"confirmed": True}
+    )
+    return types.Content(role="user", parts=[types.Part(function_response=answer)])
+
+
+def tool_confirmation() -> Scenario:
+    """A tool that needs a person's confirmation (``require_confirmation=True``): ADK
+    answers the call with an error, asks with ``adk_request_confirmation`` and ends the
+    run; the user's confirmation (a function response) goes on with the same ADK
+    invocation, in a run (a trace) of its own, which runs the tool."""
+    agent, queue = _llm_agent(
+        "refund_agent",
+        [
+            model_response(call("refund", amount=40)),
+            model_response(text("Your 40 euros are refunded.")),
+        ],
+        instruction="Refund what the customer asks for.",
+        tools=[FunctionTool(refund, require_confirmation=True)],
+    )
+    return Scenario(
+        "tool_confirmation",
+        agent,
+        ["Please refund my 40 euros.", _confirm],
+        [queue],
+        description="a tool needs confirmation: the run pauses, the confirmation resumes it",
+    )
+
+
+#: Runs that pause for a person, then go on: ADK's eval reads them as one invocation whose
+#: user content is the confirmation, with the framework's own ``adk_request_confirmation``
+#: call among the model's; compared on their own, not in the agreement tests.
+PAUSING: Final[dict[str, Callable[[], Scenario]]] = {"tool_confirmation": tool_confirmation}
+
 SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "two_sequential_tools": two_sequential_tools,
     "parallel_calls": parallel_calls,
@@ -1298,12 +1359,13 @@ async def run_scenario_async(
     Returns:
         The captured run.
     """
-    if name not in SCENARIOS:
-        raise KeyError(f"unknown scenario {name!r}; known: {sorted(SCENARIOS)}")
+    builders = {**SCENARIOS, **PAUSING}
+    if name not in builders:
+        raise KeyError(f"unknown scenario {name!r}; known: {sorted(builders)}")
     span_exporter, log_exporter = install_telemetry()
     env = env_for_mode(schema, content)
     env.update(extra_env or {})
-    scenario = SCENARIOS[name]()
+    scenario = builders[name]()
     app_name = f"tracescore_{name}"
     session_id = f"{name}-session"
 
@@ -1324,7 +1386,14 @@ async def run_scenario_async(
             mode = StreamingMode.SSE if streaming else StreamingMode.NONE
             run_config = RunConfig(streaming_mode=mode)
             for message in scenario.user_messages:
-                new_message = types.Content(role="user", parts=[types.Part(text=message)])
+                if callable(message):
+                    so_far = await runner.session_service.get_session(
+                        app_name=app_name, user_id=USER_ID, session_id=session_id
+                    )
+                    assert so_far is not None
+                    new_message = message(so_far.events)
+                else:
+                    new_message = types.Content(role="user", parts=[types.Part(text=message)])
                 try:
                     async for _event in runner.run_async(
                         user_id=USER_ID,

@@ -38,7 +38,10 @@ A run can also pause, waiting for input (a human's approval):
 * a pydantic-ai run whose tool needs approval ends with ``DeferredToolRequests`` as its
   output, which its agent span states (``ConventionReader.paused_for``);
 * a Strands run stops with stop reason ``interrupt`` when a hook or a tool asks a human
-  (:mod:`tracescore.conventions.strands`).
+  (:mod:`tracescore.conventions.strands`);
+* ADK answers a call of a tool that needs a person's confirmation with a fixed error
+  and ends the run (its ``adk_request_confirmation`` is in no span); the confirmation
+  goes on with the same ADK invocation, in a trace of its own.
 
 The run resumes in a new run, a trace of its own, whose model calls see the whole turn:
 the user's message, the call that paused and its result. That run is the turn; the
@@ -52,7 +55,9 @@ from collections.abc import Sequence
 from typing import Final
 
 from tracescore.conventions import run_end
+from tracescore.conventions.adk import CONFIRMATION_PENDING
 from tracescore.conventions.registry import paused_for, stopped_by
+from tracescore.model import ToolCall
 from tracescore.spans import STATUS_ERROR
 from tracescore.tool_calls import UNNAMED_ERROR, span_error
 from tracescore.trace_tree import AgentRun, LlmStep
@@ -116,11 +121,16 @@ def _run_ended(run: AgentRun) -> bool:
 _PAUSES: Final = frozenset({"GraphInterrupt", "NodeInterrupt"})
 
 
-def pause(run: AgentRun) -> str | None:
+def pause(run: AgentRun, calls: Sequence[ToolCall] = ()) -> str | None:
     """What paused the run for input (``"GraphInterrupt in refund"``), or None.
 
     The span named is the innermost that recorded the pause (the tool, not its node).
+    ``calls`` are the run's tool calls: ADK answers one that needs a confirmation with a
+    fixed error, and ends the run.
     """
+    waiting = [c.name for c in calls if c.result == CONFIRMATION_PENDING]
+    if waiting:
+        return f"ADK tool confirmation for {', '.join(waiting)}"
     paused: str | None = None
     for span in run.spans:  # in tree order: an inner span comes after its parent
         for event in span.events:

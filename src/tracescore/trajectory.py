@@ -184,7 +184,7 @@ def _build(
             final_idx = None
         final = answer.value
         provenance["final_response"] = answer.source
-    paused_by = pause(run)
+    paused_by = pause(run, calls)
     # A paused run's agent span states what it waits for (Strands' interrupts), no answer.
     if final is None and run.agent_views and paused_by is None:
         stated = final_output(run.agent_views)

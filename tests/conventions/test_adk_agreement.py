@@ -127,6 +127,48 @@ def test_rebuilt_invocations_equal_adks(
             assert mine.usage.input_tokens > 0
 
 
+@pytest.mark.parametrize(("schema", "content"), CAPTURED, ids=[f"{s}-{c}" for s, c in CAPTURED])
+def test_a_run_waiting_for_a_tool_s_confirmation_is_no_turn_the_confirmed_run_is(
+    schema: SchemaVersion, content: ContentMode
+) -> None:
+    """``require_confirmation=True``: ADK answers the call with an error, asks for the
+    confirmation and ends the run; the user's confirmation goes on with the same ADK
+    invocation, in a trace of its own, which runs the tool and answers.
+
+    ADK's eval reads the two as one invocation whose user content is the confirmation (a
+    function response, no text) and whose calls include its own ``adk_request_confirmation``
+    (in no span). The paused run is not evaluable; the confirmed one is the turn: the
+    user's text, the tool's call with its real result, the answer.
+    """
+    run = run_scenario("tool_confirmation", schema=schema, content=content)
+    paused, confirmed = rebuild(run)
+    [theirs] = run.adk_invocations
+    expected = adk_view(theirs)
+    assert expected["user"] == ""
+    asked = [
+        i for i, (name, _) in enumerate(expected["calls"]) if name == "adk_request_confirmation"
+    ]
+    assert len(asked) == 1
+    for key in ("calls", "results"):
+        del expected[key][asked[0]]
+    assert adk_like_view(confirmed) == {**expected, "user": "Please refund my 40 euros."}
+    assert (confirmed.status, confirmed.error) == ("ok", None)
+    assert paused.invocation_id == confirmed.invocation_id == theirs.invocation_id
+    assert [c.name for c in paused.tool_calls] == ["refund"]
+    if (schema, content) == ("v2", "EVENT_ONLY"):
+        # Schema 2's logs carry no tool results and no request follows the call: nothing
+        # says ADK held it back. The run reads as one that ended on its call.
+        assert (paused.status, paused.tool_calls[0].result) == ("ok", None)
+        [warning] = paused.warnings
+        assert warning.startswith("the run ended on tool calls")
+        return
+    assert (paused.status, paused.reason_code, paused.warnings) == ("not_evaluable", "paused", ())
+    assert paused.reason == (
+        "the run paused for input (ADK tool confirmation for refund): its turn goes on in"
+        " the run that resumes it, which is scored"
+    )
+
+
 @pytest.mark.parametrize(
     ("schema", "content"), NOT_CAPTURED, ids=[f"{s}-{c}" for s, c in NOT_CAPTURED]
 )

@@ -29,7 +29,7 @@ from tracescore.conventions.genai import system_text
 from tracescore.conventions.messages import JsonValue, Message, message_from_obj
 from tracescore.spans import SpanRecord
 
-__all__ = ["ADK_SCOPE", "AdkLegacy", "is_adk", "is_callback_reply"]
+__all__ = ["ADK_SCOPE", "CONFIRMATION_PENDING", "AdkLegacy", "is_adk", "is_callback_reply"]
 
 ADK_SCOPE: Final = "gcp.vertex.agent"
 LLM_REQUEST: Final = "gcp.vertex.agent.llm_request"
@@ -37,6 +37,13 @@ LLM_RESPONSE: Final = "gcp.vertex.agent.llm_response"
 TOOL_ARGS: Final = "gcp.vertex.agent.tool_call_args"
 TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"
 
+#: What ADK answers a call of a tool that needs a person's confirmation
+#: (``require_confirmation=True``) with, before it asks (``adk_request_confirmation``)
+#: and ends the run; the user's confirmation goes on with the same invocation, in a run
+#: of its own that runs the tool (checked with google-adk 2.13).
+CONFIRMATION_PENDING: Final = {
+    "error": "This tool call requires confirmation, please approve or reject."
+}
 #: What only a model's reply carries, in both key cases (``Event`` fields ADK counts by).
 _MODEL_REPLY_KEYS: Final = ("usage_metadata", "usageMetadata", "model_version", "modelVersion")
 
