@@ -1112,10 +1112,51 @@ def tool_confirmation() -> Scenario:
     )
 
 
-#: Runs that pause for a person, then go on: ADK's eval reads them as one invocation whose
-#: user content is the confirmation, with the framework's own ``adk_request_confirmation``
-#: call among the model's; compared on their own, not in the agreement tests.
-PAUSING: Final[dict[str, Callable[[], Scenario]]] = {"tool_confirmation": tool_confirmation}
+def ask_manager(amount: int) -> None:
+    """Asks a manager to approve a refund; the answer comes later, from the user.
+
+    Args:
+        amount: Refund amount in euros.
+    """
+
+
+def _manager_approves(events: Sequence[Event]) -> types.Content:
+    """The long-running call's result, as the user sends it later: approved."""
+    [call_id] = [i for event in events for i in event.long_running_tool_ids or ()][-1:]
+    answer = types.FunctionResponse(id=call_id, name="ask_manager", response={"approved": True})
+    return types.Content(role="user", parts=[types.Part(function_response=answer)])
+
+
+def long_running_pause() -> Scenario:
+    """A ``LongRunningFunctionTool`` that gives no result yet (returns None): ADK ends
+    the run and waits; the user's function response, later, brings the result and goes
+    on with the same ADK invocation, in a run of its own."""
+    agent, queue = _llm_agent(
+        "refund_agent",
+        [
+            model_response(call("ask_manager", amount=40)),
+            model_response(text("Approved: your 40 euros are refunded.")),
+        ],
+        instruction="Ask a manager before refunding.",
+        tools=[LongRunningFunctionTool(ask_manager)],
+    )
+    return Scenario(
+        "long_running_pause",
+        agent,
+        ["Refund my 40 euros, please.", _manager_approves],
+        [queue],
+        description="a long-running tool with no result yet: the run waits, the result resumes it",
+    )
+
+
+#: Runs that pause for a person, then go on: ADK's eval reads each as one invocation whose
+#: user content is the user's function response (a confirmation, a long-running tool's
+#: result), with the framework's own ``adk_request_confirmation`` call among the model's;
+#: compared on their own, not in the agreement tests.
+PAUSING: Final[dict[str, Callable[[], Scenario]]] = {
+    "tool_confirmation": tool_confirmation,
+    "long_running_pause": long_running_pause,
+}
 
 SCENARIOS: Final[dict[str, Callable[[], Scenario]]] = {
     "two_sequential_tools": two_sequential_tools,

@@ -41,7 +41,9 @@ A run can also pause, waiting for input (a human's approval):
   (:mod:`tracescore.conventions.strands`);
 * ADK answers a call of a tool that needs a person's confirmation with a fixed error
   and ends the run (its ``adk_request_confirmation`` is in no span); the confirmation
-  goes on with the same ADK invocation, in a trace of its own.
+  goes on with the same ADK invocation, in a trace of its own. A long-running tool that
+  gave no result yet ends the run the same way (its span says so), until the user's
+  function response brings the result.
 
 The run resumes in a new run, a trace of its own, whose model calls see the whole turn:
 the user's message, the call that paused and its result. That run is the turn; the
@@ -55,7 +57,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from tracescore.conventions import run_end
-from tracescore.conventions.adk import CONFIRMATION_PENDING
+from tracescore.conventions.adk import CONFIRMATION_PENDING, awaits_long_running_result
 from tracescore.conventions.registry import paused_for, stopped_by
 from tracescore.model import ToolCall
 from tracescore.spans import STATUS_ERROR
@@ -131,6 +133,13 @@ def pause(run: AgentRun, calls: Sequence[ToolCall] = ()) -> str | None:
     waiting = [c.name for c in calls if c.result == CONFIRMATION_PENDING]
     if waiting:
         return f"ADK tool confirmation for {', '.join(waiting)}"
+    pending = [
+        s.view.span.name.removeprefix("execute_tool ")
+        for s in run.tool_steps
+        if awaits_long_running_result(s.view.span)
+    ]
+    if pending:
+        return f"ADK long-running tool {', '.join(pending)}"
     paused: str | None = None
     for span in run.spans:  # in tree order: an inner span comes after its parent
         for event in span.events:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tracescore.conventions.adk import is_callback_reply
+from tracescore.conventions.adk import awaits_long_running_result, is_callback_reply
 from tracescore.conventions.base import Found
 from tracescore.conventions.messages import JsonValue
+from tracescore.spans import AttrValue, SpanRecord
 
 _CONTENT: JsonValue = {"role": "model", "parts": [{"text": "I can't help with that."}]}
 
@@ -39,3 +40,28 @@ def test_a_truncated_reply_is_not_judged() -> None:
     cut = Found(reply, "gcp.vertex.agent.llm_response", truncated=True)
     assert not is_callback_reply(cut)
     assert not is_callback_reply(None)
+
+
+@pytest.mark.parametrize(
+    ("tool_type", "call_id", "waits"),
+    [
+        ("LongRunningFunctionTool", "<not specified>", True),  # returned None: no response
+        ("LongRunningFunctionTool", "adk-1", False),  # it answered (a pending status)
+        ("FunctionTool", "<not specified>", False),
+        (None, "<not specified>", False),
+    ],
+)
+def test_a_long_running_tool_without_a_response_is_awaited(
+    tool_type: str | None, call_id: str, waits: bool
+) -> None:
+    attrs: dict[str, AttrValue] = {"gen_ai.tool.call.id": call_id}
+    if tool_type is not None:
+        attrs["gen_ai.tool.type"] = tool_type
+    span = SpanRecord(
+        trace_id="1" * 32,
+        span_id="2" * 16,
+        parent_span_id=None,
+        name="execute_tool ask",
+        attributes=attrs,
+    )
+    assert awaits_long_running_result(span) is waits

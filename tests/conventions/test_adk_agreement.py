@@ -169,6 +169,37 @@ def test_a_run_waiting_for_a_tool_s_confirmation_is_no_turn_the_confirmed_run_is
     )
 
 
+@pytest.mark.parametrize(("schema", "content"), CAPTURED, ids=[f"{s}-{c}" for s, c in CAPTURED])
+def test_a_run_waiting_for_a_long_running_tool_is_no_turn_the_resumed_run_is(
+    schema: SchemaVersion, content: ContentMode
+) -> None:
+    """A ``LongRunningFunctionTool`` that returns None: ADK ends the run, its span says the
+    call got no response; the user's function response brings the result later, in a
+    run (a trace) of its own of the same ADK invocation.
+
+    ADK's eval reads the two as one invocation whose user content is that function
+    response, so the call has no result there; the resumed run's model call was sent it.
+    """
+    run = run_scenario("long_running_pause", schema=schema, content=content)
+    paused, resumed = rebuild(run)
+    [theirs] = run.adk_invocations
+    expected = adk_view(theirs)
+    assert (expected["user"], expected["results"]) == ("", [None])
+    assert adk_like_view(resumed) == {
+        **expected,
+        "user": "Refund my 40 euros, please.",
+        "results": [{"approved": True}],
+    }
+    assert (resumed.status, resumed.error) == ("ok", None)
+    assert paused.invocation_id == resumed.invocation_id == theirs.invocation_id
+    assert [(c.name, c.result) for c in paused.tool_calls] == [("ask_manager", None)]
+    assert (paused.status, paused.reason_code, paused.warnings) == ("not_evaluable", "paused", ())
+    assert paused.reason == (
+        "the run paused for input (ADK long-running tool ask_manager): its turn goes on in"
+        " the run that resumes it, which is scored"
+    )
+
+
 @pytest.mark.parametrize(
     ("schema", "content"), NOT_CAPTURED, ids=[f"{s}-{c}" for s, c in NOT_CAPTURED]
 )

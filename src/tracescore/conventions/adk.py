@@ -29,7 +29,14 @@ from tracescore.conventions.genai import system_text
 from tracescore.conventions.messages import JsonValue, Message, message_from_obj
 from tracescore.spans import SpanRecord
 
-__all__ = ["ADK_SCOPE", "CONFIRMATION_PENDING", "AdkLegacy", "is_adk", "is_callback_reply"]
+__all__ = [
+    "ADK_SCOPE",
+    "CONFIRMATION_PENDING",
+    "AdkLegacy",
+    "awaits_long_running_result",
+    "is_adk",
+    "is_callback_reply",
+]
 
 ADK_SCOPE: Final = "gcp.vertex.agent"
 LLM_REQUEST: Final = "gcp.vertex.agent.llm_request"
@@ -44,6 +51,13 @@ TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"
 CONFIRMATION_PENDING: Final = {
     "error": "This tool call requires confirmation, please approve or reject."
 }
+#: ``gen_ai.tool.type`` of a tool whose result may come later, from the user (a person's
+#: approval): returning None, it ends the run, which the user's function response resumes.
+_LONG_RUNNING: Final = "LongRunningFunctionTool"
+#: The call id ADK writes on a tool span when the call got no response (both schemas).
+_NO_RESPONSE: Final = "<not specified>"
+#: Schema 1's ``tool_response`` when the call got none.
+_NO_RESULT: Final = {"result": _NO_RESPONSE}
 #: What only a model's reply carries, in both key cases (``Event`` fields ADK counts by).
 _MODEL_REPLY_KEYS: Final = ("usage_metadata", "usageMetadata", "model_version", "modelVersion")
 
@@ -183,11 +197,14 @@ class AdkLegacy(ConventionReader):
             return None
         name = attrs.get("gen_ai.tool.name")
         call_id = attrs.get("gen_ai.tool.call.id")
+        result = parse_content(view, attrs.get(TOOL_RESPONSE), TOOL_RESPONSE)
+        if result is not None and result.value == _NO_RESULT:
+            result = None  # ADK's placeholder when the call got no response
         return ToolIO(
             name=name if isinstance(name, str) else None,
             call_id=call_id if isinstance(call_id, str) and call_id else None,
             args=parse_content(view, attrs.get(TOOL_ARGS), TOOL_ARGS),
-            result=parse_content(view, attrs.get(TOOL_RESPONSE), TOOL_RESPONSE),
+            result=result,
         )
 
     def capture_hint(self, span: SpanRecord) -> str | None:
@@ -202,3 +219,17 @@ class AdkLegacy(ConventionReader):
         if attrs.get("gen_ai.operation.name") == "generate_content":
             return HINT_V2
         return None
+
+
+def awaits_long_running_result(span: SpanRecord) -> bool:
+    """Whether ``span`` is ADK's call of a long-running tool that gave no result yet.
+
+    The run ends there and waits: the user's function response resumes it (a trace of
+    its own). Told by the tool's type and the call id ADK writes when it has no
+    response, in every schema and content mode (checked with google-adk 2.13).
+    """
+    attrs = span.attributes
+    return (
+        attrs.get("gen_ai.tool.type") == _LONG_RUNNING
+        and attrs.get("gen_ai.tool.call.id") == _NO_RESPONSE
+    )
