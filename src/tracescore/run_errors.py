@@ -39,6 +39,9 @@ A run can also pause, waiting for input (a human's approval):
   output, which its agent span states (``ConventionReader.paused_for``);
 * a Strands run stops with stop reason ``interrupt`` when a hook or a tool asks a human
   (:mod:`tracescore.conventions.strands`);
+* an agno run's output is agno's sentence for a paused run
+  (:mod:`tracescore.conventions.agno`), an Agent Framework run's agent span holds a
+  ``function_approval_request``;
 * ADK answers a call of a tool that needs a person's confirmation with a fixed error
   and ends the run (its ``adk_request_confirmation`` is in no span); the confirmation
   goes on with the same ADK invocation, in a trace of its own. A long-running tool that
