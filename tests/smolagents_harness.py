@@ -26,7 +26,7 @@ from typing import Any
 
 from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from smolagents import CodeAgent, OpenAIServerModel, ToolCallingAgent, tool
-from smolagents.memory import ActionStep, TaskStep
+from smolagents.memory import ActionStep, PlanningStep, TaskStep
 
 from fake_openai import MODEL, FakeOpenAI, scripted_reply
 from recording import Recorder, record_scenarios, weather
@@ -61,7 +61,7 @@ def _run(turns: Sequence[Sequence[Call]], task: str) -> list[dict[str, Any]]:
 
 
 def _run_bodies(
-    bodies: Sequence[dict[str, Any]], task: str, *, max_steps: int = 5
+    bodies: Sequence[dict[str, Any]], task: str, *, max_steps: int = 5, planning: int | None = None
 ) -> list[dict[str, Any]]:
     RETURNED.clear()
     with FakeOpenAI(bodies) as fake:
@@ -71,9 +71,21 @@ def _run_bodies(
             model=model,
             name="weather_agent",
             max_steps=max_steps,
+            planning_interval=planning,
             verbosity_level=0,
         )
         answer = agent.run(task)
+    return [_recorded(agent, answer)]
+
+
+def _recorded(
+    agent: ToolCallingAgent, answer: Any, managed: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One ``ToolCallingAgent`` run as its memory keeps it, in ``run_view``'s shape.
+
+    ``managed`` is the answer of each managed agent the run called, by name: what the
+    call returned (smolagents hands it to the manager inside its report template).
+    """
     [task_step] = [s for s in agent.memory.steps if isinstance(s, TaskStep)]
     calls = []
     for step in agent.memory.steps:
@@ -85,6 +97,8 @@ def _run_bodies(
             args = json.loads(args) if isinstance(args, str) else args
             if made.function.name == "final_answer":
                 result, failed = args["answer"], False
+            elif managed is not None and made.function.name in managed:
+                result, failed = managed[made.function.name], False
             else:
                 result = RETURNED.get(args["city"])
                 failed = result is None and step.error is not None
@@ -97,15 +111,19 @@ def _run_bodies(
                     "failed": failed,
                 }
             )
-    return [
-        {
-            "agents": ["weather_agent"],
-            "user": task_step.task,
-            "calls": calls,
-            "intermediate": [],
-            "final": answer,
-        }
+    # A planning step's reply is text the agent wrote before acting, not the answer.
+    plans = [
+        s.model_output_message.content
+        for s in agent.memory.steps
+        if isinstance(s, PlanningStep) and isinstance(s.model_output_message.content, str)
     ]
+    return {
+        "agents": [agent.name],
+        "user": task_step.task,
+        "calls": calls,
+        "intermediate": plans,
+        "final": answer,
+    }
 
 
 def _code_run(replies: Sequence[str], task: str) -> list[dict[str, Any]]:
@@ -210,6 +228,55 @@ def direct_answer() -> list[dict[str, Any]]:
     return _run([[("final_answer", {"answer": "Bonjour ! Ça va ? 👋"}, "d1")]], "Dis bonjour.")
 
 
+def planning() -> list[dict[str, Any]]:
+    """``planning_interval``: a model call writes a plan before the first step."""
+    bodies = [
+        scripted_reply(0, "1. Look up Oslo.\n2. Answer.", [], prompt_tokens=13),
+        _body(1, [("get_weather", {"city": "Oslo"}, "g1")]),
+        _body(2, [("final_answer", {"answer": "Oslo: sunny."}, "g2")]),
+    ]
+    return _run_bodies(bodies, "Oslo weather, with a plan?", planning=5)
+
+
+def managed_agent() -> list[dict[str, Any]]:
+    """A manager calls its managed agent by name, as a tool: smolagents writes no tool
+    span for that call; the managed agent's run is a run of its own."""
+    RETURNED.clear()
+    bodies = [
+        _body(0, [("researcher", {"task": "Weather in Nice?"}, "a1")]),
+        _body(1, [("get_weather", {"city": "Nice"}, "a2")]),
+        _body(2, [("final_answer", {"answer": "Nice: sunny."}, "a3")]),
+        _body(3, [("final_answer", {"answer": "The researcher says Nice is sunny."}, "a4")]),
+    ]
+    with FakeOpenAI(bodies) as fake:
+        model = OpenAIServerModel(model_id=MODEL, api_base=fake.base_url, api_key="test")
+        researcher = ToolCallingAgent(
+            tools=[get_weather],
+            model=model,
+            name="researcher",
+            description="Finds the weather.",
+            max_steps=5,
+            verbosity_level=0,
+        )
+        boss = ToolCallingAgent(
+            tools=[], model=model, name="boss", managed_agents=[researcher], verbosity_level=0
+        )
+        answer = boss.run("How is Nice?")
+    # The managed agent's answer: what its final_answer call returned, the step that
+    # ended its run; its manager got it inside the report template.
+    [found] = [
+        s.observations
+        for s in researcher.memory.steps
+        if isinstance(s, ActionStep) and s.is_final_answer
+    ]
+    [report] = [s.observations for s in boss.memory.steps if isinstance(s, ActionStep)][:1]
+    assert isinstance(report, str) and report.endswith(f"\n{found}")
+    return [
+        _recorded(boss, answer, managed={"researcher": found}),
+        _recorded(researcher, found),
+    ]
+
+
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     f.__name__: f
     for f in (
@@ -220,6 +287,8 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         max_steps,
         code_agent,
         code_tool_raises,
+        planning,
+        managed_agent,
     )
 }
 

@@ -9,7 +9,9 @@ Rules (REFERENCE §5.1, §5.5):
   one that runs *within the time of a tool span of the run*, for instrumentations that
   write the called agent beside the tool that called it (agno's team delegation under
   OpenInference, OpenLLMetry's OpenAI Agents ``as_tool``): an agent handed control
-  (ADK's transfer) runs after the transfer tool returned, not during it.
+  (ADK's transfer) runs after the transfer tool returned, not during it. A smolagents
+  managed agent's run, which no tool span records, is both: a run of its own, and the
+  execution of its manager's call (a tool step of the manager's run).
 * Model-call spans nested in a model-call span are one call seen by two instrumentations
   (e.g. ADK ``call_llm`` › ``generate_content``): the outer one is the step, the inner
   ones are extra sources for it. Model calls made *inside a tool* are the tool's business
@@ -35,6 +37,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from tracescore.conventions import smolagents
 from tracescore.conventions.base import SpanView, StepKind
 from tracescore.conventions.registry import agent_name, classify
 from tracescore.spans import LogRecord, SpanRecord
@@ -142,6 +145,11 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
                 caller = tool
                 if run is not None and caller is None:
                     caller = _calling_tool(span, run.tool_steps)
+                    if caller is None and smolagents.is_run(span):
+                        # A smolagents managed agent: its manager's model called it by
+                        # name, and no tool span records the call; its run is the call.
+                        run.tool_steps.append(ToolStep(view(span), agent))
+                        caller = span
                 if run is None or caller is not None:
                     run = AgentRun(root=span, parent_tool=caller)
                     runs.append(run)

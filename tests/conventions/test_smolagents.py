@@ -1,4 +1,5 @@
-"""smolagents' tool spans: the arguments of ``Tool.__call__`` (tracescore.conventions.smolagents)."""
+"""smolagents' spans (tracescore.conventions.smolagents): a tool's ``Tool.__call__``
+arguments, a managed agent's run as its manager's call."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from tracescore.conventions.smolagents import tool_args
+from tracescore.conventions.smolagents import SCOPE, managed_call, tool_args
+from tracescore.spans import SpanRecord
 
 INPUTS = {"city": {"type": "string"}, "days": {"type": "integer"}}
 
@@ -52,3 +54,21 @@ def test_a_lone_dict_that_is_not_the_inputs_is_the_first_argument() -> None:
     bound: dict[str, Any] = {"args": [{"place": "Oslo"}], "kwargs": {}}
     assert tool_args(bound, INPUTS) == {"city": {"place": "Oslo"}}
     assert tool_args({"args": ["Oslo"], "kwargs": {}}, None) == {"args": ["Oslo"], "kwargs": {}}
+
+
+def test_a_managed_agent_s_run_is_its_manager_s_call() -> None:
+    def run(output: object) -> SpanRecord:
+        attrs: dict[str, Any] = {"openinference.span.kind": "AGENT", "output.value": output}
+        return SpanRecord(
+            trace_id="1" * 32,
+            span_id="2" * 16,
+            parent_span_id="3" * 16,
+            name="researcher.run",
+            attributes=attrs,
+            scope=SCOPE,
+        )
+
+    io = managed_call(run("Nice: sunny."))
+    assert (io.name, io.call_id, io.args) == ("researcher", None, None)
+    assert io.result is not None and io.result.value == "Nice: sunny."
+    assert managed_call(run(None)).result is None

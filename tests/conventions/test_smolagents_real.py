@@ -7,7 +7,8 @@ by its run span (``<agent>.run``), the user's text is the task (the model sees i
 "New task:"), the answer is what the agent's run returned (the run span states it: a
 ``ToolCallingAgent``'s replies hold none, a ``CodeAgent``'s hold the code that gave it),
 a tool that raised is flagged, and a ``CodeAgent``'s calls are the tools its code ran,
-with their arguments (positional ones named), its replies intermediate text.
+with their arguments (positional ones named), its replies intermediate text; a managed
+agent is a run of its own, called by its manager's model; a plan is intermediate text.
 """
 
 from __future__ import annotations
@@ -41,3 +42,16 @@ def test_a_tool_that_raised_says_why(recorded: Path) -> None:
     [inv] = imported(recorded / "tool_raises.jsonl")
     assert inv.tool_calls[0].error == "ConnectionError: no weather station in Atlantis"
     assert inv.error is None  # the agent recovered and answered
+
+
+def test_a_managed_agent_is_a_run_of_its_own_called_by_its_manager(recorded: Path) -> None:
+    """smolagents writes no tool span for a manager's call of its managed agent: the
+    managed agent's run span is both the call's execution (its answer the call's
+    result) and a run of its own, nested in the call, so no turn of the conversation."""
+    boss, researcher = imported(recorded / "managed_agent.jsonl")
+    call = boss.tool_calls[0]
+    assert (call.name, call.result) == ("researcher", "Nice: sunny.")
+    assert researcher.parent_tool_span_id == call.span_id is not None
+    assert boss.parent_tool_span_id is None
+    assert [c.name for c in researcher.tool_calls] == ["get_weather", "final_answer"]
+    assert boss.inference_calls == 2 and researcher.inference_calls == 2

@@ -399,7 +399,8 @@ class OpenInference(ConventionReader):
         attrs = view.span.attributes
         name = attrs.get("tool.name")
         if attrs.get(SPAN_KIND) != "TOOL" and not isinstance(name, str):
-            return None
+            # A smolagents managed agent's run, as its manager's call of it.
+            return smolagents.managed_call(view.span) if smolagents.is_run(view.span) else None
         tool = name if isinstance(name, str) and name else None
         call_id = flat.opt_str(
             attrs.get("tool.id") or attrs.get("tool_call.id") or attrs.get("tool.call_id")

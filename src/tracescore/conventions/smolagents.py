@@ -25,12 +25,13 @@ its ``forward`` takes them.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
+from tracescore.conventions.base import Found, ToolIO
 from tracescore.conventions.messages import JsonValue
 from tracescore.spans import SpanRecord
 
-__all__ = ["RUN_SUFFIX", "SCOPE", "is_run", "tool_args"]
+__all__ = ["RUN_SUFFIX", "SCOPE", "is_run", "managed_call", "tool_args"]
 
 SCOPE: Final = "openinference.instrumentation.smolagents"
 #: The suffix of a run span's name, after the agent's name.
@@ -69,3 +70,17 @@ def tool_args(value: JsonValue, parameters: object) -> JsonValue:
     if len(args) > len(names):
         return value
     return {**dict(zip(names, args, strict=False)), **kwargs}
+
+
+def managed_call(span: SpanRecord) -> ToolIO:
+    """A managed agent's run (its manager's model calls it by name) as that call's execution.
+
+    smolagents writes no tool span for the call: the run span is its only trace. Its
+    result is the agent's answer, the run's ``output.value`` (smolagents hands the
+    manager that answer inside its ``managed_agent`` report template, which no span of
+    the call states); its arguments are the reply's (the run's ``task`` is the templated
+    prompt the managed agent was given).
+    """
+    output = span.attributes.get("output.value")
+    result = Found(cast(JsonValue, output), "output.value") if isinstance(output, str) else None
+    return ToolIO(name=span.name.removesuffix(RUN_SUFFIX) or None, call_id=None, result=result)
