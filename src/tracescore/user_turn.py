@@ -27,9 +27,11 @@ def user_text(
     """The last user text in the first model call's input, and whether the run resumed.
 
     A first model call whose input holds, after that text, a reply that called tools
-    continues a turn an earlier run began: the run resumed one that paused for a human
-    (it holds the call that paused and its result). So does one whose input holds no
-    user text but tool results: it names the earlier run's response instead.
+    continues a turn begun before it: the run resumed one that paused for a human (it
+    holds the call that paused and its result), or the spans of the turn's earlier
+    model calls were lost or written onto one (OpenInference over ADK schema 2); either
+    way those replies are read from that input. So does one whose input holds no user
+    text but tool results: it names the earlier run's response instead.
 
     Later calls of agents other than the first see other agents' turns rewritten as
     user text (ADK's "For context:"), so only the first agent's calls are asked. Later
