@@ -319,6 +319,23 @@ def thinking() -> list[dict[str, Any]]:
     return _one([first, second], "Lima, sunny or not?")
 
 
+@tool(return_direct=True)
+def announce_weather(city: str) -> str:
+    """The weather, said to the user as it is: the graph ends with it."""
+    return f"Announcement: {weather(city)}"
+
+
+def return_direct() -> list[dict[str, Any]]:
+    """A ``return_direct`` tool: the graph ends with its message, no model call after it;
+    that message is the graph's answer (LangGraph's messages have no final AI text)."""
+    model = ScriptedChatModel(responses=[ai("", ("announce_weather", {"city": "Bern"}, "d1"))])
+    graph = create_react_agent(model, ToolNode([announce_weather]), name="weather_agent")
+    state = graph.invoke({"messages": [{"role": "user", "content": "Bern, announced?"}]})
+    last = state["messages"][-1]
+    assert isinstance(last, ToolMessage)
+    return [{**view(state["messages"], "weather_agent"), "final": last.content}]
+
+
 # --- LangChain 1.x's create_agent (LangGraph underneath, middleware around the model) ---
 
 
@@ -383,6 +400,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         pipeline,
         server_tool,
         thinking,
+        return_direct,
         agent_tools,
         agent_structured_output,
         agent_model_call_limit,

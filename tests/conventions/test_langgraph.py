@@ -131,3 +131,20 @@ def test_what_is_no_langchain_message_is_left_out() -> None:
     assert [m.text() for m in found.messages] == ["Oslo?"]
     assert state(_oi(json.dumps({"messages": odd}))) is not None
     assert OpenInference().history(_oi(json.dumps({"messages": odd}))) is None
+
+
+def test_a_graph_that_ended_on_a_tool_s_message_answers_with_it() -> None:
+    """A ``return_direct`` tool ends the graph: its message is the graph's answer."""
+    ended = [*DICTS[:3]]
+    found = state(_oi(json.dumps({"messages": ended})))
+    assert found is not None
+    direct = found.direct_result()
+    assert direct is not None and direct.value == "sunny"
+    final = OpenInference().final_output(_oi(json.dumps({"messages": ended})))
+    assert final is not None and final.value == "sunny"
+    # Not when an AI message is last, nor for a tool message without text.
+    found = state(_oi(json.dumps({"messages": DICTS})))
+    assert found is not None and found.direct_result() is None
+    empty = [*DICTS[:2], {"type": "tool", "data": {"type": "tool", "content": ""}}]
+    found = state(_oi(json.dumps({"messages": empty})))
+    assert found is not None and found.direct_result() is None

@@ -18,7 +18,8 @@ The state holds what no model call or tool span shows:
   ("Returning structured response: ..."), a tool-call limit's refusal;
 * a reply the framework wrote in the model's place: ``ModelCallLimitMiddleware``'s
   "Model call limits exceeded" ends the run;
-* the structured response the caller gets.
+* the structured response the caller gets, or the result of a ``return_direct`` tool
+  that ended the graph (its last message).
 
 Read only when asked (a run with a call lacking its result, or no final response):
 the state is the whole conversation, the largest value of the trace.
@@ -67,6 +68,20 @@ class State:
     def history(self) -> Found[list[Message]] | None:
         """The messages as a run's history, or None when there are none."""
         return Found(self.messages, self.source) if self.messages else None
+
+    def direct_result(self) -> Found[str] | None:
+        """The tool result the graph ended with, as text: a ``return_direct`` tool's.
+
+        A ReAct graph ends on a tool's message only when that tool returns directly (the
+        model is not called again): the caller's answer is that message.
+        """
+        last = _fields(self._raw[-1]) if self._raw else None
+        if last is None or last.get("type") != "tool":
+            return None
+        content = last.get("content")
+        if not isinstance(content, str) or not content.strip():
+            return None
+        return Found(content, f"{self.source} messages")
 
     def structured_text(self) -> Found[str] | None:
         """The structured response as JSON text, or None when the state has none."""
@@ -118,17 +133,23 @@ def _is_json(value: object) -> bool:
     return value is None or isinstance(value, (str, int, float, bool, list, dict))
 
 
-def _message(obj: object) -> Message | None:
-    """A LangChain message, in either serialization, as a chat message."""
+def _fields(obj: object) -> Mapping[str, object] | None:
+    """A LangChain message's fields (``type`` among them), in either serialization."""
     if not isinstance(obj, Mapping):
         return None
     if obj.get("lc") == 1 and obj.get("type") == "constructor":
         fields = obj.get("kwargs")  # LangChain's serialization: the kind in ``kwargs``
     else:
         fields = obj.get("data")  # ``message_to_dict``: ``{"type", "data"}``
-    if not isinstance(fields, Mapping):
+    return fields if isinstance(fields, Mapping) else None
+
+
+def _message(obj: object) -> Message | None:
+    """A LangChain message, in either serialization, as a chat message."""
+    fields = _fields(obj)
+    if fields is None:
         return None
-    role = _ROLES.get(str(fields.get("type") or obj.get("type")))
+    role = _ROLES.get(str(fields.get("type")))
     if role is None:
         return None
     return message_from_obj({"role": role, **{k: fields[k] for k in _FIELDS if k in fields}})

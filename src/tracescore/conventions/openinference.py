@@ -293,7 +293,7 @@ class OpenInference(ConventionReader):
         if view.span.scope == langgraph.OI_SCOPE:
             state = langgraph.state(view)
             if state is not None:
-                return state.structured_text()
+                return state.structured_text() or state.direct_result()
         attrs = view.span.attributes
         if attrs.get(SPAN_KIND) != "AGENT":
             return None

@@ -370,9 +370,13 @@ class Traceloop(ConventionReader):
         return state.history() if state is not None else None
 
     def final_output(self, view: SpanView) -> Found[str] | None:
-        """A LangGraph graph's structured response (``response_format``), as JSON."""
+        """A LangGraph graph's answer where no reply holds it.
+
+        Its structured response (``response_format``), as JSON, or the result of the
+        ``return_direct`` tool that ended it.
+        """
         state = langgraph.state(view) if view.span.scope == langgraph.OL_SCOPE else None
-        return state.structured_text() if state is not None else None
+        return (state.structured_text() or state.direct_result()) if state is not None else None
 
     def task(self, view: SpanView) -> Found[str] | None:
         """A LlamaIndex query or chat engine's question, from its ``traceloop.entity.input``."""
