@@ -423,7 +423,7 @@ def agent_tool_call_limit() -> list[dict[str, Any]]:
     return [view(state["messages"], "weather_agent")]
 
 
-#: Runs whose record tracescore reads differently, compared on their own.
+#: Runs compared on their own (a refused call has no tool span, even with content off).
 APART: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "agent_tool_call_limit": agent_tool_call_limit
 }

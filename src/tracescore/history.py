@@ -84,27 +84,36 @@ def results_from_history(
     no later request feeds its result back (pydantic-ai's ``final_result`` output tool:
     "Final result processed."); the run's history still has it. Only the current run's
     part of the history counts (earlier turns may reuse ids), and only by id.
+
+    A call with no tool span whose result the history says failed (a LangChain
+    ``ToolMessage`` with ``status: error``: the tool-call limit's refusal) takes that
+    result as its error too.
     """
-    results: dict[str, tuple[JsonValue, str]] = {}
+    results: dict[str, tuple[JsonValue, str, bool]] = {}
     # Every agent's history: in a multi-agent run each agent span holds its own part.
     for history in all_found(run.agent_views, lambda r, v: r.history(v)):
         messages = history.value
         for msg in messages[run_start(messages) :]:
             for part in msg.tool_results():
                 if part.id:
-                    results.setdefault(part.id, (part.response, history.source))
+                    results.setdefault(part.id, (part.response, history.source, part.failed))
     if not results:
         return calls
     filled = list(calls)
     for i, call in enumerate(calls):
-        if call.result is None and call.error is None and call.id in results:
-            result, source = results[call.id]
+        if call.error is not None or call.id not in results:
+            continue
+        result, source, failed = results[call.id]
+        if call.result is None:
             filled[i] = replace(call, result=result)
             sources = provenance.get("tool_results")
             if sources is None:
                 provenance["tool_results"] = source
             elif source not in sources.split(", "):
                 provenance["tool_results"] = f"{sources}, {source}"
+        if failed and call.span_id is None:
+            error = result if isinstance(result, str) else "error"
+            filled[i] = replace(filled[i], error=error)
     return filled
 
 

@@ -168,7 +168,10 @@ def _build(
         if execs:
             provenance.setdefault("tool_calls", "tool spans")
 
-    if run.agent_views and any(c.result is None and c.error is None and c.id for c in calls):
+    # Calls no span answered may have their result, or their failure, in the run's history.
+    if run.agent_views and any(
+        (c.result is None or c.span_id is None) and c.error is None and c.id for c in calls
+    ):
         calls = results_from_history(run, calls, provenance)
 
     # ADK's eval reads a reply's thoughts as its text; every other framework's answer (a

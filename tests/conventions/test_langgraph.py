@@ -148,3 +148,14 @@ def test_a_graph_that_ended_on_a_tool_s_message_answers_with_it() -> None:
     empty = [*DICTS[:2], {"type": "tool", "data": {"type": "tool", "content": ""}}]
     found = state(_oi(json.dumps({"messages": empty})))
     assert found is not None and found.direct_result() is None
+
+
+def test_a_tool_message_with_an_error_status_is_a_failed_result() -> None:
+    refused = {
+        "type": "tool",
+        "data": {"content": "limit", "type": "tool", "tool_call_id": "c2", "status": "error"},
+    }
+    found = state(_oi(json.dumps({"messages": [*DICTS[:3], refused]})))
+    assert found is not None
+    results = [p for m in found.messages for p in m.tool_results()]
+    assert [(p.id, p.failed) for p in results] == [("c1", False), ("c2", True)]

@@ -28,12 +28,19 @@ the state is the whole conversation, the largest value of the trace.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final
 
 import orjson
 
 from tracescore.conventions.base import Found, SpanView
-from tracescore.conventions.messages import JsonValue, Message, decoded_json, message_from_obj
+from tracescore.conventions.messages import (
+    JsonValue,
+    Message,
+    ToolResultPart,
+    decoded_json,
+    message_from_obj,
+)
 
 __all__ = ["OI_SCOPE", "OL_SCOPE", "State", "state"]
 
@@ -152,4 +159,12 @@ def _message(obj: object) -> Message | None:
     role = _ROLES.get(str(fields.get("type")))
     if role is None:
         return None
-    return message_from_obj({"role": role, **{k: fields[k] for k in _FIELDS if k in fields}})
+    message = message_from_obj({"role": role, **{k: fields[k] for k in _FIELDS if k in fields}})
+    if message is None or role != "tool" or fields.get("status") != "error":
+        return message
+    # A call the tool or the framework answered with an error (a refused call: the
+    # tool-call limit's), which no tool span may say.
+    parts = tuple(
+        replace(p, failed=True) if isinstance(p, ToolResultPart) else p for p in message.parts
+    )
+    return replace(message, parts=parts)

@@ -80,11 +80,16 @@ class ToolCallPart:
 
 @dataclass(slots=True, kw_only=True)
 class ToolResultPart:
-    """A tool's result as fed back to the model."""
+    """A tool's result as fed back to the model.
+
+    ``failed`` when the record says the call failed (a LangChain ``ToolMessage`` with
+    ``status: error``), where no tool span says so.
+    """
 
     name: str | None
     response: JsonValue
     id: str | None = None
+    failed: bool = False
 
 
 @dataclass(slots=True, kw_only=True)
