@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Final
+from typing import Final, cast
 
 import orjson
 
@@ -132,12 +132,7 @@ def _read(value: str, source: str) -> State | None:
     messages = data.get("messages")
     if not isinstance(messages, list):
         return None
-    structured = data.get("structured_response")
-    return State(messages, structured if _is_json(structured) else None, source)
-
-
-def _is_json(value: object) -> bool:
-    return value is None or isinstance(value, (str, int, float, bool, list, dict))
+    return State(messages, cast(JsonValue, data.get("structured_response")), source)
 
 
 def _fields(obj: object) -> Mapping[str, object] | None:

@@ -48,6 +48,7 @@ SCOPE: Final = "strands.telemetry.tracer"
 _CHOICE: Final = "gen_ai.choice"
 _DETAILS: Final = "gen_ai.client.inference.operation.details"
 _OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+_RESULT_EVENTS: Final = frozenset({_CHOICE, _DETAILS})
 _OI_TEXT: Final = "llm.output_messages.0.message.content"
 _OI_REASON: Final = "llm.output_messages.0.message.finish_reason"
 
@@ -94,7 +95,7 @@ def _read_stop(view: SpanView) -> Stop | None:
         return _stop(attrs.get(_OI_TEXT), attrs.get(_OI_REASON), _OI_TEXT)
     if _OUTPUT_MESSAGES in attrs:
         return _from_messages(attrs[_OUTPUT_MESSAGES], _OUTPUT_MESSAGES)
-    for _, name, payload in event_payloads(view, frozenset({_CHOICE, _DETAILS})):
+    for _, name, payload in event_payloads(view, _RESULT_EVENTS):
         if name == _CHOICE and ("message" in payload or "finish_reason" in payload):
             return _stop(payload.get("message"), payload.get("finish_reason"), f"event:{_CHOICE}")
         if name == _DETAILS and _OUTPUT_MESSAGES in payload:
