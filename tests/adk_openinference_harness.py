@@ -42,9 +42,11 @@ ADK's own spans, so there is no mode here where nothing is captured.)
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
+import ssl
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -214,7 +216,7 @@ class GeminiScripts:
             self.swap_models(scenario.root_agent)
             return scenario
 
-        with FakeGemini(self.reply, chunks=stream_chunks) as fake:
+        with FakeGemini(self.reply, chunks=stream_chunks) as fake, one_tls_context():
             os.environ["GOOGLE_GEMINI_BASE_URL"] = fake.base_url
             os.environ["GOOGLE_API_KEY"] = "test-key"  # the fake checks none
             os.environ.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
@@ -224,6 +226,23 @@ class GeminiScripts:
                 yield
             finally:
                 adk_harness.SCENARIOS.update(originals)
+
+
+@contextmanager
+def one_tls_context() -> Iterator[None]:
+    """Every TLS context asked for meanwhile with the same arguments is the first one made.
+
+    ADK builds a google-genai client per event loop (each scenario runs on its own), and
+    each client makes three default contexts, loading certifi's CA bundle each time
+    (~50 ms): three quarters of a mode's run. The fake speaks plain HTTP, so no context
+    is ever used; sharing one changes nothing else.
+    """
+    original = ssl.create_default_context
+    ssl.create_default_context = functools.cache(original)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        ssl.create_default_context = original
 
 
 def main(argv: list[str]) -> int:
