@@ -41,7 +41,6 @@ Classification relies on the running interpreter's Unicode database, as ADK's do
 
 from __future__ import annotations
 
-import operator
 import unicodedata
 from collections import Counter
 from typing import Final
@@ -247,17 +246,18 @@ def rouge1_f(candidate: str, reference: str) -> float:
 
     """
     target, target_len = _counts(reference)
-    prediction, prediction_len = _counts(candidate)
-    # rouge-score's _score_ngrams: sum over the target's n-grams of the clipped count (the
-    # n-grams missing from the prediction add min(count, 0) = 0, so only common ones count).
-    # Summed as (x + y - |x - y|) / 2 = min(x, y) over the common tokens: integers, so
-    # exact, and 40% quicker than a min() call per token (a quarter of this function's
-    # time on 75-word texts).
-    common = target.keys() & prediction.keys()
-    in_target = list(map(target.__getitem__, common))
-    in_prediction = list(map(prediction.__getitem__, common))
-    differences = sum(map(abs, map(operator.sub, in_target, in_prediction)))
-    overlap: int = (sum(in_target) + sum(in_prediction) - differences) // 2
+    prediction = tokenize(candidate)
+    # rouge-score's _score_ngrams: the sum over the target's n-grams of min(target count,
+    # prediction count). Counted by taking each prediction token from the target's counts
+    # while any are left: integers, so exact, and twice as quick as a second Counter and
+    # a min() per common token (``target`` is this call's own, so it is used up in place).
+    overlap = 0
+    left = target.get
+    for token in prediction:
+        if n := left(token):
+            target[token] = n - 1
+            overlap += 1
+    prediction_len = len(prediction)
     precision = overlap / max(prediction_len, 1)
     recall = overlap / max(target_len, 1)
     # rouge_score.scoring.fmeasure
