@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from tracescore.criteria.base import Criterion, CriterionResult, EvalContext, Score
 from tracescore.criteria.efficiency import ToolCallCount
 from tracescore.criteria.text import ContainsKeywords, ResponseMatchScore
 from tracescore.criteria.trajectory import ToolTrajectoryAvgScore
@@ -97,3 +99,45 @@ def test_unmatched_conversations_are_their_own_cases() -> None:
     [case] = summarize_cases(results, CRITERIA)
     assert (case.eval_set_id, case.eval_id) == (None, "z")
     assert case.status == "passed"  # only contains_keywords judged
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Worst(ToolTrajectoryAvgScore):
+    """Pools a case by its worst invocation, not the mean."""
+
+    name = "worst_trajectory"
+
+    def aggregate(self, results: Sequence[CriterionResult]) -> float | None:
+        return min(r.score for r in results if r.score is not None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ParisOnly(Criterion):
+    """Scores only runs that asked for Paris's weather (None, not evaluated, elsewhere)."""
+
+    name = "paris_only"
+
+    def score(self, ctx: EvalContext) -> Score:
+        args = ctx.actual.tool_calls[0].args
+        return Score(value=1.0 if args == {"city": "Paris"} else None)
+
+
+def test_a_case_pools_each_criterion_its_own_way() -> None:
+    """The mean skips None scores; a criterion's own aggregate is used as it is."""
+    runs = [
+        run("r1", "Weather in Paris?", "Paris", "It is sunny in Paris"),
+        run("r2", "weather in PARIS?", "Lyon", "It is sunny in Paris"),
+        run("r3", "Weather in Paris?", "Paris", "It is sunny in Paris"),
+    ]
+    criteria = (ToolTrajectoryAvgScore(), _Worst(threshold=0.5), _ParisOnly(threshold=1.0))
+    [case] = summarize_cases(score_conversations(runs, criteria, match=match), criteria)
+    by_name = {c.criterion: (c.score, c.status) for c in case.criteria}
+    assert by_name["tool_trajectory_avg_score"] == (2 / 3, "failed")
+    assert by_name["worst_trajectory"] == (0.0, "failed")
+    assert by_name["paris_only"] == (1.0, "passed")
+    [single] = summarize_cases(score_conversations(runs[1:2], criteria, match=match), criteria)
+    assert [(c.score, c.status) for c in single.criteria] == [
+        (0.0, "failed"),
+        (0.0, "failed"),
+        (None, "not_evaluated"),
+    ]
