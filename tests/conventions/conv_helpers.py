@@ -333,6 +333,24 @@ def assert_turns_equal_adks(
         assert all(c.span_id is not None for c in mine.tool_calls)
 
 
+def assert_paused(inv: Invocation, sign: str) -> None:
+    """``inv`` is a run paused for input, as ``sign`` (the framework's mark) says.
+
+    Not evaluable with reason code ``paused``, no error, no warning (a paused run did not
+    "end on tool calls"), and the reason that names the sign and the run that goes on.
+    """
+    assert (inv.status, inv.reason_code, inv.error, inv.warnings) == (
+        "not_evaluable",
+        "paused",
+        None,
+        (),
+    )
+    assert inv.reason == (
+        f"the run paused for input ({sign}): its turn goes on in the run that resumes it,"
+        " which is scored"
+    )
+
+
 def load_recorded(out: Path, name: str) -> tuple[list[Invocation], Any]:
     """Run ``name`` of a harness's recordings in ``out``: imported, and what ADK recorded."""
     return imported(out / name), json.loads((out / "expected.json").read_text())[name]

@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from conv_helpers import adk_like_view
+from conv_helpers import adk_like_view, assert_paused
 from google.adk.evaluation.eval_case import InvocationEvents
 
 from adk_harness import (
@@ -162,11 +162,7 @@ def test_a_run_waiting_for_a_tool_s_confirmation_is_no_turn_the_confirmed_run_is
         [warning] = paused.warnings
         assert warning.startswith("the run ended on tool calls")
         return
-    assert (paused.status, paused.reason_code, paused.warnings) == ("not_evaluable", "paused", ())
-    assert paused.reason == (
-        "the run paused for input (ADK tool confirmation for refund): its turn goes on in"
-        " the run that resumes it, which is scored"
-    )
+    assert_paused(paused, "ADK tool confirmation for refund")
 
 
 @pytest.mark.parametrize(("schema", "content"), CAPTURED, ids=[f"{s}-{c}" for s, c in CAPTURED])
@@ -193,11 +189,7 @@ def test_a_run_waiting_for_a_long_running_tool_is_no_turn_the_resumed_run_is(
     assert (resumed.status, resumed.error) == ("ok", None)
     assert paused.invocation_id == resumed.invocation_id == theirs.invocation_id
     assert [(c.name, c.result) for c in paused.tool_calls] == [("ask_manager", None)]
-    assert (paused.status, paused.reason_code, paused.warnings) == ("not_evaluable", "paused", ())
-    assert paused.reason == (
-        "the run paused for input (ADK long-running tool ask_manager): its turn goes on in"
-        " the run that resumes it, which is scored"
-    )
+    assert_paused(paused, "ADK long-running tool ask_manager")
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conv_helpers import imported, run_harness, run_view
+from conv_helpers import assert_paused, imported, run_harness, run_view
 
 import maf_harness
 from tracescore.model import group_conversations
@@ -227,8 +227,4 @@ def test_a_run_waiting_for_approval_is_no_turn_the_run_approved_is(recorded: Pat
         [warning] = paused.warnings
         assert warning.startswith("the run ended on tool calls")
         return
-    assert (paused.status, paused.reason_code, paused.warnings) == ("not_evaluable", "paused", ())
-    assert paused.reason == (
-        "the run paused for input (Agent Framework function_approval_request for refund):"
-        " its turn goes on in the run that resumes it, which is scored"
-    )
+    assert_paused(paused, "Agent Framework function_approval_request for refund")
