@@ -311,3 +311,24 @@ def test_a_cache_cleared_by_another_thread_mid_call_changes_nothing(
     monkeypatch.setattr(rouge, "_ensure_cached", fill_then_lose)
     for text in ("Running runners ran quickly", "Ｒunning 東京 cats jumped"):
         assert tokenize(text) == ADK_TOKENIZER.tokenize(text)
+
+
+def test_counting_without_cpythons_helper_scores_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Counts come from collections' C helper where there is one; the Python loop that
+    # stands in for it elsewhere must count alike, from a cold cache and a warm one.
+    from tracescore.criteria import rouge
+
+    pairs = [
+        ("the the the", "the cat"),
+        ("Running runners ran quickly home", "The cats were running and jumping home"),
+        ("Ｒunning 東京 cats jumped", "running 東京 東京 cat"),
+        ("", "anything"),
+    ]
+    with_helper = [rouge1_f(c, r) for c, r in pairs]
+    monkeypatch.setattr(rouge, "_tally", rouge._tally_in_python)
+    rouge._clear_word_cache()
+    assert [rouge1_f(c, r) for c, r in pairs] == with_helper == adk_scores(pairs)
+    assert [rouge1_f(c, r) for c, r in pairs] == with_helper  # the cache warm now
+    rouge._clear_word_cache()
