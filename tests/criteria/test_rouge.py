@@ -329,6 +329,6 @@ def test_counting_without_cpythons_helper_scores_the_same(
     with_helper = [rouge1_f(c, r) for c, r in pairs]
     monkeypatch.setattr(rouge, "_tally", rouge._tally_in_python)
     rouge._clear_word_cache()
-    assert [rouge1_f(c, r) for c, r in pairs] == with_helper == adk_scores(pairs)
+    assert [rouge1_f(c, r) for c, r in pairs] == with_helper == adk_scores(list(pairs))
     assert [rouge1_f(c, r) for c, r in pairs] == with_helper  # the cache warm now
     rouge._clear_word_cache()
