@@ -20,7 +20,10 @@ from live_fixtures import PARIS, total, value, write_goldens
 from tracescore.criteria import Criterion, EvalContext
 from tracescore.criteria.base import Score
 from tracescore.eval_config import criteria_from_config
-from tracescore.live.options import LiveOptions
+from tracescore.live.config import LiveSettings
+from tracescore.live.cpu_share import CpuShare
+from tracescore.live.engine import LiveEngine
+from tracescore.live.options import PROCESSOR_CPU_SHARE, LiveOptions
 from tracescore.processor import ScoringSpanProcessor
 from tracescore.sampling import SamplingPolicy
 
@@ -185,6 +188,62 @@ def test_queue_overflow_drops_oldest_and_every_trace_is_counted(make: Make) -> N
     assert outcomes.get("no_golden", 0) == 40 - outcomes["dropped"]
 
 
+class _OverShare(CpuShare):
+    """A worker always over its CPU share: every look asks for a pause."""
+
+    def __init__(self) -> None:
+        super().__init__(0.5)
+        self.looks = 0
+        self.pausing = threading.Event()
+
+    def pause_s(self) -> float:
+        self.looks += 1
+        if self.looks >= 2:  # the second look comes from within a pause
+            self.pausing.set()
+        return 1.0
+
+
+def test_a_worker_over_its_cpu_share_pauses_and_a_flush_cuts_the_pause_short(
+    make: Make,
+) -> None:
+    tracer, proc = make(options=LiveOptions(tick_s=0.05))
+    over = _OverShare()
+    proc.engine._cpu = over
+    run_agent(tracer)  # taken in at the next tick; the share is then spent
+    assert over.pausing.wait(10)
+    for _ in range(3):
+        run_agent(tracer)
+    assert proc.engine.queue_depth() == 3 * 4  # the paused worker takes nothing in
+    assert proc.force_flush(10_000)  # not held by the pause
+    reg = proc.registry
+    assert value(reg, "tracescore_worker_paused_seconds_total") > 0
+    assert value(reg, "tracescore_spans_received_total") == 4 * 4
+    assert sum(total(reg, "tracescore_traces_total", "outcome").values()) == 4
+
+
+def test_the_processor_caps_its_worker_and_serve_does_not(make: Make) -> None:
+    _, default = make()
+    assert default.engine.options.max_cpu_share == PROCESSOR_CPU_SHARE == 0.25
+    assert default.engine._cpu.share == 0.25
+    _, chosen = make(options=LiveOptions(max_cpu_share=0.5, max_queue=100))
+    assert (chosen.engine.options.max_cpu_share, chosen.engine.options.max_queue) == (0.5, 100)
+    _, uncapped = make(options=LiveOptions(max_cpu_share=1.0))
+    assert not uncapped.engine._cpu.limited
+    # serve builds its engine from the settings file's [live], where None means no cap
+    serve = LiveEngine(default.scorer, options=LiveSettings().options())
+    try:
+        assert serve.options.max_cpu_share is None
+        assert not serve._cpu.limited
+    finally:
+        serve.shutdown(1.0)
+
+
+@pytest.mark.parametrize("share", [0.0, 1.5])
+def test_a_cpu_share_outside_zero_to_one_is_refused(share: float) -> None:
+    with pytest.raises(ValueError, match="max_cpu_share must be in"):
+        LiveOptions(max_cpu_share=share)
+
+
 _TRACER: list[Any] = []
 
 
@@ -298,7 +357,11 @@ class _FakeClockRig:
         self.proc = ScoringSpanProcessor(
             list(informational_criteria()),
             registry=CollectorRegistry(),
-            options=LiveOptions(idle_s=2.0, tick_s=3600.0, wake_at=100_000, **options),
+            # No CPU cap: these tests follow the pump step by step, and a pause (when a
+            # slow machine spends the worker's share) would move the steps.
+            options=LiveOptions(
+                idle_s=2.0, tick_s=3600.0, wake_at=100_000, max_cpu_share=1.0, **options
+            ),
             clock=lambda: self.now,
         )
         self.provider = TracerProvider()

@@ -49,6 +49,11 @@ def test_toml_and_yaml_load_with_paths_relative_to_the_file(tmp_path: Path) -> N
             "nope: unknown key (allowed: events, import, judge, live, metrics, replay, sampling, serve)",
         ),
         ("tracescore.toml", "[replay\n", "invalid TOML"),
+        (
+            "tracescore.toml",
+            "[live]\nmax_cpu_share = 1.5\n",
+            "live.max_cpu_share: Input should be less than or equal to 1",
+        ),
         # A key given twice in YAML: the second replaced the first (here: jobs was lost).
         (
             "tracescore.yaml",

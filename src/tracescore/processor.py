@@ -13,6 +13,9 @@ Contract with the host application:
   on one worker thread (:class:`~tracescore.live.engine.LiveEngine`).
 * Memory is bounded (queue, traces in flight, spans per trace); what does not fit is
   dropped, oldest first, and counted (``tracescore_spans_dropped_total{reason}``).
+* CPU is bounded too: the worker uses at most ``max_cpu_share`` of a CPU (default
+  :data:`~tracescore.live.options.PROCESSOR_CPU_SHARE`, a quarter) and pauses beyond
+  it, so under overload the queue sheds more instead of the agent slowing down.
 * ``force_flush(timeout_millis)`` returns within its timeout, True when everything
   received so far was scored; ``shutdown()`` is idempotent and bounded.
 * Judge calls and event export run with instrumentation suppressed, and spans ended on
@@ -24,6 +27,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,7 +46,7 @@ from tracescore.arguments import (
     with_informational,
 )
 from tracescore.live.engine import LiveEngine
-from tracescore.live.options import LiveOptions
+from tracescore.live.options import PROCESSOR_CPU_SHARE, LiveOptions
 from tracescore.live.scorer import LiveScorer
 from tracescore.sampling import SamplingPolicy
 
@@ -74,7 +78,8 @@ class ScoringSpanProcessor(SpanProcessor):
             endpoint (:attr:`metrics_port` is then None): it never stops the agent.
         metrics_host: Address for ``metrics_port``.
         events: Evaluation events sink (results back to the tracing backend).
-        options: Queue bounds and windows.
+        options: Queue bounds, windows and the worker's CPU share (when its
+            ``max_cpu_share`` is None, :data:`~tracescore.live.options.PROCESSOR_CPU_SHARE`).
         window_s: Rolling window of ``tracescore_score_mean``.
         clock: Monotonic seconds (tests drive the windows with a fake clock).
 
@@ -107,6 +112,9 @@ class ScoringSpanProcessor(SpanProcessor):
             expect_type(sampling, SamplingPolicy, "sampling")
         if options is not None:
             expect_type(options, LiveOptions, "options")
+        options = options or LiveOptions()
+        if options.max_cpu_share is None:
+            options = replace(options, max_cpu_share=PROCESSOR_CPU_SHARE)
         if registry is not None:
             expect_type(registry, CollectorRegistry, "registry")
         if judge is not None:
@@ -123,7 +131,7 @@ class ScoringSpanProcessor(SpanProcessor):
             judge=judge,
             events=events,
             window_s=window_s,
-            max_judged_traces=(options or LiveOptions()).max_judged_traces,
+            max_judged_traces=options.max_judged_traces,
             clock=clock,
         )
         assert self.scorer.metrics is not None

@@ -176,6 +176,8 @@ def test_intake_counters_and_scrape_time_gauges(
     metrics.logs_received(4)
     metrics.spans_dropped("queue_full", 7)
     metrics.spans_dropped("too_large", 1)
+    metrics.worker_paused(0.25)
+    metrics.worker_paused(0.5)
     depth = [3.0]
     metrics.track(queue_depth=lambda: depth[0], traces_in_flight=lambda: 2.0)
 
@@ -183,6 +185,7 @@ def test_intake_counters_and_scrape_time_gauges(
     assert value(registry, "tracescore_logs_received_total") == 4.0
     assert value(registry, "tracescore_spans_dropped_total", reason="queue_full") == 7.0
     assert value(registry, "tracescore_spans_dropped_total", reason="too_large") == 1.0
+    assert value(registry, "tracescore_worker_paused_seconds_total") == 0.75
     assert value(registry, "tracescore_queue_depth") == 3.0
     depth[0] = 42.0  # read at scrape time, not at track()
     assert value(registry, "tracescore_queue_depth") == 42.0

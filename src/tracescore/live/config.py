@@ -85,6 +85,8 @@ class LiveSettings(_Section):
     max_spans_per_trace: int = Field(default=_ENGINE.max_spans_per_trace, ge=1)
     max_judged_traces: int = Field(default=_ENGINE.max_judged_traces, ge=1)
     shutdown_timeout_s: float = Field(default=_ENGINE.shutdown_timeout_s, ge=0)
+    # None: a quarter in the span processor, no cap in serve (LiveOptions says why).
+    max_cpu_share: float | None = Field(default=_ENGINE.max_cpu_share, gt=0, le=1)
 
     def options(self) -> LiveOptions:
         """The engine options these settings describe."""

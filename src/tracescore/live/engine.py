@@ -10,6 +10,8 @@ sender retries (HTTP 429 / gRPC ``RESOURCE_EXHAUSTED``) and nothing is lost sile
 The worker wakes every ``tick_s`` (or when woken), moves queued records into the
 :class:`~tracescore.live.assembly.LiveAssembler`, and hands released traces to the
 :class:`~tracescore.live.scorer.LiveScorer`. Judge calls run as tasks on the same loop.
+With ``max_cpu_share`` below 1 (the span processor's default), the worker pauses between
+steps to keep within that share of a CPU (:mod:`tracescore.live.cpu_share`).
 Everything the worker does runs with OTel instrumentation suppressed, and spans ended on
 the worker thread are ignored, so tracescore never scores its own work.
 
@@ -36,6 +38,8 @@ from opentelemetry import context as otel_context
 
 from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.live.assembly import LiveAssembler, LiveTrace
+from tracescore.live.cpu_share import CpuShare
+from tracescore.live.drops import QueueDrops
 from tracescore.live.options import LiveOptions
 from tracescore.spans import LogRecord, SpanRecord
 
@@ -96,16 +100,12 @@ class LiveEngine:
         self._batches: deque[tuple[Sequence[SpanRecord], Sequence[LogRecord]]] = deque()
         self._batched = 0  # records in _batches
         self._batch_lock = threading.Lock()
-        self._drop_lock = threading.Lock()
-        self._queue_drops = 0  # spans the hot path dropped (under _drop_lock)
-        self._untracked = 0  # dropped spans whose trace could not be remembered
-        self._damaged: deque[int] = deque(maxlen=opts.max_queue)
+        self._drops = QueueDrops(opts.max_queue)
         self._flush_waiters: deque[threading.Event] = deque()
         self._wake_requested = False
         self._shutdown = False
         self._stopping = False
         self._lifecycle = threading.Lock()
-        self._reported_drops = 0
         self._releasing: deque[LiveTrace] = deque()  # released, not scored yet
         self._assembler = LiveAssembler(
             idle_s=opts.idle_s,
@@ -122,6 +122,8 @@ class LiveEngine:
         self._flushes: set[asyncio.Task[None]] = set()
         self._stop_deadline = 0.0
         self._drained = False
+        share = opts.max_cpu_share
+        self._cpu = CpuShare(1.0 if share is None else share)
 
     def _start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="tracescore-worker", daemon=True)
@@ -142,7 +144,7 @@ class LiveEngine:
             return
         queue = self._spans
         if len(queue) >= self.options.max_queue:
-            self._drop_oldest(queue)
+            self._drops.drop_oldest(queue)
         queue.append(span)
         if len(queue) >= self.options.wake_at and not self._wake_requested:
             self._wake()
@@ -153,27 +155,8 @@ class LiveEngine:
             return
         queue = self._logs
         if len(queue) >= self.options.max_queue:
-            with contextlib.suppress(IndexError):
-                queue.popleft()
-                with self._drop_lock:
-                    self._queue_drops += 1
+            self._drops.drop_log(queue)
         queue.append(record)
-
-    def _drop_oldest(self, queue: deque[ReadableSpan]) -> None:
-        try:
-            victim = queue.popleft()
-        except IndexError:  # the worker emptied it meanwhile
-            return
-        context = victim.context
-        trace_id = context.trace_id if context is not None else 0
-        damaged = self._damaged
-        with self._drop_lock:
-            self._queue_drops += 1
-            # Spans of one trace sit together in the queue: remember each trace once.
-            if trace_id and (not damaged or damaged[-1] != trace_id):
-                if len(damaged) == damaged.maxlen:
-                    self._untracked += 1  # its trace will be scored on partial data
-                damaged.append(trace_id)
 
     def offer(self, spans: Sequence[SpanRecord], logs: Sequence[LogRecord]) -> bool:
         """Queue a decoded batch from a receiver; False (nothing taken) when full.
@@ -289,14 +272,14 @@ class LiveEngine:
                     await asyncio.wait_for(self._wake_event.wait(), self.options.tick_s)
             self._wake_event.clear()
             self._wake_requested = False
-            await self._pump()
+            await self._pump(paced=True)
             if self._stopping:
                 await self._finish()
                 return
             if self._flush_waiters:
                 await self._flush()
 
-    async def _pump(self) -> None:
+    async def _pump(self, *, paced: bool = False) -> None:
         """Move queued records into the assembler and score what it releases.
 
         In steps, each one: release the due traces, convert up to ``_CHUNK`` queued
@@ -310,6 +293,10 @@ class LiveEngine:
         the work). Returns when there is nothing left to do, or, under a sustained load,
         once the records queued at the start were taken and ``_PUMP_S`` passed (flush and
         shutdown requests are looked at between pumps).
+
+        When ``paced``, the worker keeps within ``max_cpu_share`` (see
+        :mod:`tracescore.live.cpu_share`), pausing between steps; a flush or a shutdown
+        waiting makes it go on without pauses (the pumps they run are not paced).
         """
         budget = len(self._spans) + len(self._logs) + len(self._batches)
         now = time.perf_counter()
@@ -333,13 +320,43 @@ class LiveEngine:
             if not taken and not scored:
                 return
             now = time.perf_counter()
-            if now >= next_yield:
+            if paced and await self._pause():
+                next_yield = time.perf_counter() + _YIELD_S  # the loop ran meanwhile
+            elif now >= next_yield:
                 # Before the deadline's return too: a flush right after the pump scores a
                 # step before it yields, and the loop would wait two steps.
                 await asyncio.sleep(0)  # let judge replies in
                 next_yield = time.perf_counter() + _YIELD_S
             if budget <= 0 and now >= deadline:
                 return
+
+    async def _pause(self) -> bool:
+        """Pause (the event loop runs) while the worker is over its CPU share.
+
+        Returns whether it paused. A pause ends early when a flush or shutdown is asked
+        for (both wake the worker); each wait lasts at most ``tick_s`` before the share
+        is looked at again. Between waits the traces the hot path dropped spans of are
+        marked: the queue sheds fastest while the worker pauses, and the ids it
+        remembers are bounded.
+        """
+        pause = self._cpu.pause_s()
+        if not pause:
+            return False
+        paused = 0.0
+        wake = self._wake_event
+        assert wake is not None  # set before the first pump
+        while pause > 0 and not (self._stopping or self._flush_waiters):
+            start = time.perf_counter()
+            wake.clear()  # inside a pump already: only a flush or a shutdown matters
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(wake.wait(), min(pause, self.options.tick_s))
+            paused += time.perf_counter() - start
+            self._mark_damaged()
+            pause = self._cpu.pause_s()
+        metrics = self.scorer.metrics
+        if metrics is not None and paused:
+            metrics.worker_paused(paused)
+        return bool(paused)
 
     def _intake(self, limit: int) -> int:
         """Convert up to ``limit`` queued SDK spans and log records and assemble them.
@@ -393,9 +410,8 @@ class LiveEngine:
         return counts[0] + counts[1]
 
     def _mark_damaged(self) -> None:
-        damaged = self._damaged
-        while damaged:
-            self._release(self._assembler.damage(f"{damaged.popleft():032x}"))
+        for trace_id in self._drops.take_traces():
+            self._release(self._assembler.damage(trace_id))
 
     def _take(self, kind: str, count: int) -> None:
         if not count:
@@ -414,11 +430,15 @@ class LiveEngine:
 
     def _report_drops(self) -> None:
         """Report the hot path's and the assembler's drops (spans received, not scored)."""
-        with self._drop_lock:
-            queue_drops = self._queue_drops
-        new = queue_drops - self._reported_drops
+        new, untracked = self._drops.new_counts()
+        if untracked:
+            logger.warning(
+                "%d traces lost spans to the full queue and could not be remembered (more "
+                "than max_queue of them between two looks of the worker): each may end "
+                "without an outcome, or be scored on partial data",
+                untracked,
+            )
         if new:
-            self._reported_drops = queue_drops
             self._take("spans", new)  # dropped spans were received too
             self._count_drop("queue_full", new)
         for reason, count in self._assembler.dropped.items():

@@ -293,6 +293,10 @@ class ScoreMetrics:
         self._spans_dropped = counter(
             "tracescore_spans_dropped", "Spans dropped before scoring, by reason.", ("reason",)
         )
+        self._worker_paused = counter(
+            "tracescore_worker_paused_seconds",
+            "Seconds the scoring worker paused to stay within its CPU share (live.max_cpu_share).",
+        )
         self._queue_depth = Gauge(
             "tracescore_queue_depth", "Records waiting for the scoring worker.", registry=registry
         )
@@ -430,6 +434,10 @@ class ScoreMetrics:
     def logs_received(self, count: int) -> None:
         """Add ``count`` (not negative) accepted log records."""
         self._logs_received.inc(count)
+
+    def worker_paused(self, seconds: float) -> None:
+        """Add ``seconds`` (not negative) the worker paused to keep to its CPU share."""
+        self._worker_paused.inc(seconds)
 
     # -- bounded labels -----------------------------------------------------------------
 
