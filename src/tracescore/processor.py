@@ -12,7 +12,8 @@ Contract with the host application:
   parsing, no logging, no lock held, never raises, never blocks. Everything else happens
   on one worker thread (:class:`~tracescore.live.engine.LiveEngine`).
 * Memory is bounded (queue, traces in flight, spans per trace); what does not fit is
-  dropped, oldest first, and counted (``tracescore_spans_dropped_total{reason}``).
+  dropped and counted (``tracescore_spans_dropped_total{reason}``): a span that finds
+  the queue full, as with the SDK's ``BatchSpanProcessor``.
 * CPU is bounded too: the worker uses at most ``max_cpu_share`` of a CPU (default
   :data:`~tracescore.live.options.PROCESSOR_CPU_SHARE`, a quarter) and pauses beyond
   it, so under overload the queue sheds more instead of the agent slowing down.

@@ -5,10 +5,10 @@ threads share one GIL. A worker that runs flat out, which it does whenever spans
 faster than it scores them, takes the GIL for a large part of every second. Measured on
 a 2-core VM, two agent threads creating spans flat out kept 0.35-0.38 of their
 throughput without the processor; with a share of 0.25 and the lock-free drop of
-:mod:`tracescore.live.drops`, 0.55-0.58. Past a point more scoring only means fewer
+:mod:`tracescore.live.drops`, 0.62-0.65. Past a point more scoring only means fewer
 drops, while the agent pays for it; so the worker gets a share of CPU time and pauses
 (the event loop keeps serving judge replies meanwhile) when it has used it up. Spans that
-arrive meanwhile queue, and a full queue sheds its oldest as always: an overloaded worker
+arrive meanwhile queue, and a full queue sheds them as always: an overloaded worker
 drops more, counted, instead of slowing the agent.
 
 The share is enforced as a token bucket over the worker thread's own CPU time

@@ -1,9 +1,9 @@
 """The live worker: one thread, one event loop, bounded queues in front of it.
 
 Two intakes feed it. The span processor's hot path (:meth:`LiveEngine.push_span`) appends
-an SDK span to a deque and, every ``wake_at`` spans, wakes the worker; when the deque is
-full it drops the *oldest* span and remembers its trace, which is then released as
-dropped (never scored on partial data) and counted. The receiver's intake
+an SDK span to a deque and, every ``wake_at`` spans, wakes the worker; a span that finds
+the deque full is dropped and its trace remembered (:mod:`tracescore.live.drops`), to be
+released as dropped (never scored on partial data) and counted. The receiver's intake
 (:meth:`LiveEngine.offer`) takes whole decoded batches or refuses them when full, so the
 sender retries (HTTP 429 / gRPC ``RESOURCE_EXHAUSTED``) and nothing is lost silently.
 
@@ -143,9 +143,10 @@ class LiveEngine:
         if self._shutdown or threading.get_ident() == self._worker_ident:
             return
         queue = self._spans
-        if len(queue) >= self.options.max_queue:
-            self._drops.drop_oldest(queue)
-        queue.append(span)
+        if len(queue) < self.options.max_queue:
+            queue.append(span)
+        else:
+            self._drops.drop(span)
         if len(queue) >= self.options.wake_at and not self._wake_requested:
             self._wake()
 
@@ -154,9 +155,10 @@ class LiveEngine:
         if self._shutdown or threading.get_ident() == self._worker_ident:
             return
         queue = self._logs
-        if len(queue) >= self.options.max_queue:
-            self._drops.drop_log(queue)
-        queue.append(record)
+        if len(queue) < self.options.max_queue:
+            queue.append(record)
+        else:
+            self._drops.drop_log()
 
     def offer(self, spans: Sequence[SpanRecord], logs: Sequence[LogRecord]) -> bool:
         """Queue a decoded batch from a receiver; False (nothing taken) when full.
@@ -288,9 +290,9 @@ class LiveEngine:
         yield per step costs throughput, as every poll hands the GIL to the agent's
         threads). Records are converted while scoring keeps up (fewer than
         ``_MAX_RELEASED`` traces waiting), so a burst of due traces does not hold the
-        queue back; beyond that, under overload, the queue grows and sheds its oldest
-        spans, the cheapest place to shed (a trace dropped after its conversion wastes
-        the work). Returns when there is nothing left to do, or, under a sustained load,
+        queue back; beyond that, under overload, the queue fills and sheds the spans
+        that arrive, the cheapest place to shed (a trace dropped after its conversion
+        wastes the work). Returns when there is nothing left to do, or, under a sustained load,
         once the records queued at the start were taken and ``_PUMP_S`` passed (flush and
         shutdown requests are looked at between pumps).
 

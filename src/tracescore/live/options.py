@@ -18,7 +18,7 @@ class LiveOptions:
 
     Attributes:
         max_queue: Records waiting for the worker; beyond it the processor drops the
-            oldest span and the receiver refuses batches. Kept small: a queued SDK span
+            spans that arrive and the receiver refuses batches. Kept small: a queued SDK span
             is a dozen objects that garbage collections walk on the agent's thread too.
         wake_at: Queued records that wake the worker before its tick.
         tick_s: Longest the worker sleeps between looks at the queue and the windows.
