@@ -17,13 +17,14 @@ from prometheus_client import CollectorRegistry
 
 from live_agent import run_agent
 from live_fixtures import PARIS, total, value, write_goldens
-from tracescore.criteria import Criterion, EvalContext
+from tracescore.criteria import Criterion, EvalContext, informational_criteria
 from tracescore.criteria.base import Score
 from tracescore.eval_config import criteria_from_config
 from tracescore.live.config import LiveSettings
 from tracescore.live.cpu_share import CpuShare
 from tracescore.live.engine import LiveEngine
 from tracescore.live.options import PROCESSOR_CPU_SHARE, LiveOptions
+from tracescore.live.scorer import LiveScorer
 from tracescore.processor import ScoringSpanProcessor
 from tracescore.sampling import SamplingPolicy
 
@@ -230,7 +231,9 @@ def test_the_processor_caps_its_worker_and_serve_does_not(make: Make) -> None:
     _, uncapped = make(options=LiveOptions(max_cpu_share=1.0))
     assert not uncapped.engine._cpu.limited
     # serve builds its engine from the settings file's [live], where None means no cap
-    serve = LiveEngine(default.scorer, options=LiveSettings().options())
+    # (its own scorer: an engine points its scorer's queue gauges at itself)
+    scorer = LiveScorer.build(list(informational_criteria()), registry=CollectorRegistry())
+    serve = LiveEngine(scorer, options=LiveSettings().options())
     try:
         assert serve.options.max_cpu_share is None
         assert not serve._cpu.limited
@@ -340,6 +343,18 @@ def test_unreadable_log_records_are_counted_not_fatal(make: Make) -> None:
     assert proc.force_flush(10_000)
     assert value(proc.registry, "tracescore_spans_dropped_total", reason="unreadable") == 1
     assert proc.scorer.invocation_outcomes == {"no_golden": 1}  # the worker went on
+
+
+def test_log_records_dropped_at_a_full_queue_are_received_logs_not_spans(make: Make) -> None:
+    _, proc = make(options=LiveOptions(max_queue=3, wake_at=10**9, tick_s=3600))
+    for _ in range(5):  # the worker sleeps: two find the queue full
+        proc.log_processor.on_emit(object())  # type: ignore[arg-type]
+    assert proc.force_flush(10_000)
+    reg = proc.registry
+    assert value(reg, "tracescore_logs_received_total") == 2
+    assert value(reg, "tracescore_spans_received_total") == 0
+    assert value(reg, "tracescore_spans_dropped_total", reason="queue_full") == 2
+    assert value(reg, "tracescore_spans_dropped_total", reason="unreadable") == 3
 
 
 class _FakeClockRig:

@@ -34,8 +34,8 @@ def test_each_trace_is_remembered_once_per_run_of_its_spans() -> None:
         drops.drop(span)
     assert list(drops.take_traces()) == [hex_id(spans[i]) for i in (0, 4, 8)]
     assert list(drops.take_traces()) == []  # taken means forgotten
-    assert drops.new_counts() == (12, 0)
-    assert drops.new_counts() == (0, 0)  # counts since the previous call
+    assert drops.new_counts() == (12, 0, 0)
+    assert drops.new_counts() == (0, 0, 0)  # counts since the previous call
 
 
 def test_a_trace_whose_spans_interleave_with_anothers_is_remembered_each_time() -> None:
@@ -47,7 +47,7 @@ def test_a_trace_whose_spans_interleave_with_anothers_is_remembered_each_time() 
         drops.drop(span)
     ids = list(drops.take_traces())
     assert ids == [hex_id(first[0]), hex_id(second[0])] * 2
-    assert drops.new_counts() == (4, 0)
+    assert drops.new_counts() == (4, 0, 0)
 
 
 def test_beyond_its_bound_the_oldest_id_is_forgotten_and_counted() -> None:
@@ -56,12 +56,12 @@ def test_beyond_its_bound_the_oldest_id_is_forgotten_and_counted() -> None:
     for span in spans:
         drops.drop(span)
     assert list(drops.take_traces()) == [hex_id(s) for s in spans[3:]]
-    assert drops.new_counts() == (5, 3)
-    assert drops.new_counts() == (0, 0)  # taking the held ids forgets nothing more
+    assert drops.new_counts() == (5, 0, 3)
+    assert drops.new_counts() == (0, 0, 0)  # taking the held ids forgets nothing more
 
 
 def test_dropped_log_records_are_counted_and_mark_no_trace() -> None:
     drops = QueueDrops(max_traces=2)
     drops.drop_log()
     drops.drop_log()
-    assert (drops.new_counts(), list(drops.take_traces())) == ((2, 0), [])
+    assert (drops.new_counts(), list(drops.take_traces())) == ((0, 2, 0), [])

@@ -43,11 +43,12 @@ class QueueDrops:
     """
 
     def __init__(self, max_traces: int) -> None:
-        self._dropped = itertools.count()  # next() per record dropped
+        self._dropped = itertools.count()  # next() per span dropped
+        self._dropped_logs = itertools.count()  # next() per log record dropped
         self._remembered = itertools.count()  # next() per trace id appended
         self._traces: deque[int] = deque(maxlen=max_traces)
         self._taken = 0  # ids the worker took
-        self._reported = (0, 0)  # (dropped, untracked) at the last new_counts()
+        self._reported = (0, 0, 0)  # (spans, logs, untracked) at the last new_counts()
 
     def drop(self, span: ReadableSpan) -> None:
         """Count ``span`` as dropped (the caller does not queue it), remember its trace.
@@ -72,7 +73,7 @@ class QueueDrops:
 
     def drop_log(self) -> None:
         """Count a log record as dropped (the caller does not queue it; no trace marked)."""
-        next(self._dropped)
+        next(self._dropped_logs)
 
     def take_traces(self) -> Iterator[str]:
         """The remembered trace ids as hex, oldest first, each forgotten as it is taken."""
@@ -85,19 +86,19 @@ class QueueDrops:
             self._taken += 1
             yield f"{trace_id:032x}"
 
-    def new_counts(self) -> tuple[int, int]:
-        """Records dropped and trace ids forgotten since the previous call.
+    def new_counts(self) -> tuple[int, int, int]:
+        """Spans dropped, log records dropped and trace ids forgotten since the previous call.
 
         Forgotten ids are those remembered and neither taken nor still held. An id being
         appended right now is held and not yet counted as remembered, so the figure can
         lag by one but never runs ahead: a loss is only ever reported once it happened.
         """
-        dropped = _value(self._dropped)
+        spans, logs = _value(self._dropped), _value(self._dropped_logs)
         untracked = _value(self._remembered) - self._taken - len(self._traces)
-        before_dropped, before_untracked = self._reported
+        before_spans, before_logs, before_untracked = self._reported
         untracked = max(untracked, before_untracked)  # a lag is caught up next time
-        self._reported = (dropped, untracked)
-        return dropped - before_dropped, untracked - before_untracked
+        self._reported = (spans, logs, untracked)
+        return spans - before_spans, logs - before_logs, untracked - before_untracked
 
 
 def _value(counter: itertools.count[int]) -> int:

@@ -432,7 +432,7 @@ class LiveEngine:
 
     def _report_drops(self) -> None:
         """Report the hot path's and the assembler's drops (spans received, not scored)."""
-        new, untracked = self._drops.new_counts()
+        spans, logs, untracked = self._drops.new_counts()
         if untracked:
             logger.warning(
                 "%d traces lost spans to the full queue and could not be remembered (more "
@@ -440,9 +440,11 @@ class LiveEngine:
                 "without an outcome, or be scored on partial data",
                 untracked,
             )
-        if new:
-            self._take("spans", new)  # dropped spans were received too
-            self._count_drop("queue_full", new)
+        # Dropped records were received too; the drop counter, like the assembler's
+        # no_trace_id and late_record, counts log records beside spans.
+        self._take("spans", spans)
+        self._take("logs", logs)
+        self._count_drop("queue_full", spans + logs)
         for reason, count in self._assembler.dropped.items():
             self._count_drop(reason, count)
         self._assembler.dropped.clear()
