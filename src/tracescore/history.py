@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import orjson
 
-from tracescore.conventions.base import Found
+from tracescore.conventions.base import ConventionReader, Found
 from tracescore.conventions.messages import JsonValue, Message
 from tracescore.conventions.registry import all_found, first_found
 from tracescore.model import ToolCall
@@ -91,7 +91,7 @@ def results_from_history(
     """
     results: dict[str, tuple[JsonValue, str, bool]] = {}
     # Every agent's history: in a multi-agent run each agent span holds its own part.
-    for history in all_found(run.agent_views, lambda r, v: r.history(v)):
+    for history in all_found(run.agent_views, ConventionReader.history):
         messages = history.value
         for msg in messages[run_start(messages) :]:
             for part in msg.tool_results():
@@ -125,7 +125,7 @@ def framework_answer(run: AgentRun) -> Found[str] | None:
     writes "Model call limits exceeded" as the agent's last message). Only a history
     whose current run ends with an assistant message with text and no call says so.
     """
-    history = first_found(run.agent_views, lambda r, v: r.history(v))
+    history = first_found(run.agent_views, ConventionReader.history)
     if history is None:
         return None
     messages = history.value[run_start(history.value) :]
@@ -156,7 +156,7 @@ def with_unseen_replies(
     added = 0
     for reply in replies:
         if reply.step is not None:
-            found = first_found(llm_steps[reply.step].views, lambda r, v: r.llm_input(v))
+            found = first_found(llm_steps[reply.step].views, ConventionReader.llm_input)
             if found is not None:
                 seen = keys.copy()
                 for earlier in history_replies(found.value, reply.agent, found.source):

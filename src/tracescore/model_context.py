@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tracescore.conventions.base import SpanView
+from tracescore.conventions.base import ConventionReader, SpanView
 from tracescore.conventions.messages import JsonValue
 from tracescore.conventions.registry import first_found
 from tracescore.model import AgentGrounding
@@ -47,11 +47,11 @@ def read_model_context(
     system = tools = None
     if llm_steps:
         first_views = llm_steps[0].views
-        found_sys = first_found(first_views, lambda r, v: r.system_instructions(v))
+        found_sys = first_found(first_views, ConventionReader.system_instructions)
         if found_sys is not None:
             system = found_sys.value
             provenance["system_instructions"] = found_sys.source
-        found_tools = first_found(first_views, lambda r, v: r.tool_definitions(v))
+        found_tools = first_found(first_views, ConventionReader.tool_definitions)
         if found_tools is not None:
             tools = found_tools.value
             provenance["tool_definitions"] = found_tools.source
@@ -81,7 +81,7 @@ def _retrieved(views: Sequence[SpanView], provenance: dict[str, str]) -> tuple[s
     """
     texts: dict[str, None] = {}
     for view in views:
-        found = first_found((view,), lambda r, v: r.retrieved(v))
+        found = first_found((view,), ConventionReader.retrieved)
         if found is not None:
             provenance.setdefault("retrieved", found.source)
             texts.update(dict.fromkeys(found.value))
@@ -94,7 +94,7 @@ def _grounding(
     """The grounding metadata of each model call that has any, in reply order."""
     out: list[AgentGrounding] = []
     for step in llm_steps:
-        found = first_found(step.views, lambda r, v: r.grounding(v))
+        found = first_found(step.views, ConventionReader.grounding)
         if found is not None:
             provenance.setdefault("grounding", found.source)
             out.append(AgentGrounding(author=step.agent or "", metadata=found.value))

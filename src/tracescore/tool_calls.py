@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from tracescore.conventions.base import SpanView
+from tracescore.conventions.base import ConventionReader, SpanView
 from tracescore.conventions.messages import (
     JsonValue,
     Message,
@@ -263,7 +263,7 @@ def _results_from_next_request(
     nxt = next((s for s in later if s.agent == agent), later[0] if later else None)
     if nxt is None:
         return
-    found = first_found(nxt.views, lambda r, v: r.llm_input(v))
+    found = first_found(nxt.views, ConventionReader.llm_input)
     if found is None:
         return
     messages = found.value

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from tracescore.conventions.adk import is_adk
-from tracescore.conventions.base import Found, ReadReply, SpanView
+from tracescore.conventions.base import ConventionReader, Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message, joined_stream
 from tracescore.conventions.registry import (
     acts_in_code,
@@ -346,7 +346,7 @@ def _conversation(
     failed: list[LlmStep] = []
     sources: list[str] = []
     for index, step in enumerate(llm_steps):
-        found_out = first_found(step.views, lambda r, v: r.llm_output(v))
+        found_out = first_found(step.views, ConventionReader.llm_output)
         message = _reply(found_out.value) if found_out is not None else None
         if found_out is None or message is None:
             if step.view.span.status_code == STATUS_ERROR:
@@ -364,7 +364,7 @@ def _conversation(
     if sources:
         provenance["responses"] = ", ".join(dict.fromkeys(sources))
     if (user is None or missing) and run.agent_views:
-        history = first_found(run.agent_views, lambda r, v: r.history(v))
+        history = first_found(run.agent_views, ConventionReader.history)
         if history is not None:
             if user is None:
                 user = last_user_text(history.value)
@@ -382,7 +382,7 @@ def _read(step: LlmStep) -> Found[ReadReply] | None:
     """How the agent read the step's reply (a ReAct agent's parse), when traced."""
     if step.parse is None:
         return None
-    return first_found([step.parse], lambda r, v: r.read_reply(v))
+    return first_found([step.parse], ConventionReader.read_reply)
 
 
 def _reply(messages: list[Message]) -> Message | None:

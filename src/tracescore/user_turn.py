@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tracescore.conventions.base import Found, SpanView
+from tracescore.conventions.base import ConventionReader, Found, SpanView
 from tracescore.conventions.messages import Message
 from tracescore.conventions.registry import all_found, classify, first_found
 from tracescore.history import last_user_text, run_start
@@ -50,7 +50,7 @@ def user_text(
         provenance["user_content"] = stated.source
         return stated.value, False
     if run.agent_views and classify(run.root) == "workflow":
-        for found in all_found(run.agent_views[:1], lambda r, v: r.llm_input(v)):
+        for found in all_found(run.agent_views[:1], ConventionReader.llm_input):
             text = last_user_text(found.value)
             if text is not None:
                 provenance["user_content"] = found.source
@@ -61,7 +61,7 @@ def user_text(
     for index, step in enumerate(llm_steps):
         if step.agent != first_agent:
             continue
-        for found in all_found(step.views, lambda r, v: r.llm_input(v)):
+        for found in all_found(step.views, ConventionReader.llm_input):
             text = last_user_text(found.value)
             if text is not None:
                 provenance["user_content"] = found.source
@@ -74,7 +74,7 @@ def user_text(
 
 def _starts_with_results(step: LlmStep) -> bool:
     """Whether the model call's input holds tool results and no user text at all."""
-    found = first_found(step.views, lambda r, v: r.llm_input(v))
+    found = first_found(step.views, ConventionReader.llm_input)
     return found is not None and any(m.tool_results() for m in found.value)
 
 
@@ -90,14 +90,14 @@ def _stated_task(run: AgentRun, llm_steps: list[LlmStep]) -> Found[str] | None:
     (in tree order, that is the call's ancestors and the steps before it).
     """
     if run.agent_views:
-        return first_found(run.agent_views[:1], lambda r, v: r.task(v))
+        return first_found(run.agent_views[:1], ConventionReader.task)
     if not llm_steps:
         return None
     first_call = llm_steps[0].view.span
     for span in run.spans:
         if span is first_call:
             break
-        stated = first_found((SpanView(span),), lambda r, v: r.task(v))
+        stated = first_found((SpanView(span),), ConventionReader.task)
         if stated is not None:
             return stated
     return None
