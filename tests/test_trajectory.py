@@ -517,6 +517,21 @@ def test_tags_and_incomplete() -> None:
     assert inv.reason_code == "incomplete_trace"
 
 
+def test_tags_come_from_the_root_and_agent_spans_and_their_resources_only() -> None:
+    tb = TraceBuilder()
+    root = simple_run(tb)
+    shared = {"service.name": "svc", "tracescore.team": "search"}
+    for span in tb.spans:
+        span.resource = shared
+    root.attributes["tracescore.golden.turn"] = 2  # not a string: written as one
+    root.attributes["x\ntracescore.fake"] = "a key holding the prefix after a newline"
+    root.attributes["tracescore.none"] = None
+    others = [s for s in tb.spans if s is not root]
+    others[0].attributes["tracescore.elsewhere"] = "not on the root or an agent span"
+    [inv] = build_invocations(tb.spans)
+    assert inv.tags == {"tracescore.golden.turn": "2", "tracescore.team": "search"}
+
+
 def test_truncated_adk_request_is_salvaged_and_says_so() -> None:
     tb = TraceBuilder(scope="gcp.vertex.agent")
     inv_span = tb.span("invocation")

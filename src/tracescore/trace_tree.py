@@ -36,6 +36,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
+from typing import Final
 
 from tracescore.conventions import smolagents
 from tracescore.conventions.base import SpanView, StepKind
@@ -106,7 +109,7 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
 
     """
     # Sorted once, so every children list is built in start order.
-    ordered = sorted(spans, key=_start)
+    ordered = sorted(spans, key=_START)
     by_id = {s.span_id: s for s in ordered}
     children: dict[str | None, list[SpanRecord]] = defaultdict(list)
     tops: list[SpanRecord] = []
@@ -188,9 +191,8 @@ def split_runs(spans: Sequence[SpanRecord], logs: Sequence[LogRecord] = ()) -> l
                         step.nested.append(span)
             kids = children.get(span.span_id)
             if kids:
-                ctx: _Ctx = (run, agent, tool, llm)
                 # Reverse start order on a LIFO stack = visit children in start order.
-                stack.extend((kid, ctx) for kid in reversed(kids))
+                stack.extend(zip(reversed(kids), repeat((run, agent, tool, llm))))
         if loose.llm_steps or (loose.tool_steps and not runs and not _served(loose.tool_steps)):
             runs.append(loose)
     runs.sort(key=lambda r: r.root.start_ns)
@@ -279,8 +281,7 @@ def _served(tools: Sequence[ToolStep]) -> bool:
     )
 
 
-def _start(span: SpanRecord) -> int:
-    return span.start_ns
+_START: Final = attrgetter("start_ns")
 
 
 def _calling_tool(span: SpanRecord, tools: Sequence[ToolStep]) -> SpanRecord | None:

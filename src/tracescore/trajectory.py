@@ -126,10 +126,12 @@ def _unique(spans: Sequence[SpanRecord]) -> Sequence[SpanRecord]:
     The tree walk needs unique ids: with a repeated one, a span can be its own
     descendant, and the walk would never end.
     """
+    if len({span.span_id for span in spans}) == len(spans):
+        return spans  # the usual case, told by one C-level pass
     first: dict[str, SpanRecord] = {}
     for span in spans:
         first.setdefault(span.span_id, span)
-    return spans if len(first) == len(spans) else list(first.values())
+    return list(first.values())
 
 
 def _build(
