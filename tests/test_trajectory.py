@@ -520,7 +520,7 @@ def test_tags_and_incomplete() -> None:
 def test_tags_come_from_the_root_and_agent_spans_and_their_resources_only() -> None:
     tb = TraceBuilder()
     root = simple_run(tb)
-    shared = {"service.name": "svc", "tracescore.team": "search"}
+    shared: dict[str, AttrValue] = {"service.name": "svc", "tracescore.team": "search"}
     for span in tb.spans:
         span.resource = shared
     root.attributes["tracescore.golden.turn"] = 2  # not a string: written as one
