@@ -79,6 +79,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_import import ensure_file, installed_bytecode  # noqa: E402
+from page_cache import warm  # noqa: E402
 
 from tracescore.criteria import Criterion, criterion_class  # noqa: E402
 from tracescore.criteria.base import EvalContext  # noqa: E402
@@ -153,8 +154,12 @@ CLI_CONFIG = {
 }
 
 
-def cli(*args: str) -> float:
-    """Wall time of ``tracescore ARGS`` in a fresh process, stdout to /dev/null."""
+def cli(*args: str, reads: tuple[Path, ...] = ()) -> float:
+    """Wall time of ``tracescore ARGS`` in a fresh process, stdout to /dev/null.
+
+    ``reads``, the files it reads, are read into the page cache first (untimed).
+    """
+    warm(*reads)
     t0 = time.perf_counter()
     run = subprocess.run(
         [sys.executable, "-c", "from tracescore.cli import run; run()", *args],
@@ -179,11 +184,11 @@ def cli_rounds(traces: Path, goldens: Path, repeat: int) -> tuple[list[float], l
     td: list[float] = []
     for k in range(repeat):
         if k % 2 == 0:
-            tc.append(cli(*c_args))
-            td.append(cli(*d_args))
+            tc.append(cli(*c_args, reads=(traces,)))
+            td.append(cli(*d_args, reads=(traces, goldens)))
         else:
-            td.append(cli(*d_args))
-            tc.append(cli(*c_args))
+            td.append(cli(*d_args, reads=(traces, goldens)))
+            tc.append(cli(*c_args, reads=(traces,)))
     imported.unlink()
     results.unlink()
     return tc, td
@@ -222,6 +227,7 @@ def post_import(
 ) -> list[tuple[str, float]]:
     """What replay does after the import, step by step (as in ``replay.replay``), timed."""
     steps: list[tuple[str, float]] = []
+    warm(goldens)
     t0 = time.perf_counter()
     with paused_gc(freeze=True):  # as the CLI loads them (see run_replay)
         sets = load_goldens([str(goldens)])
@@ -264,15 +270,19 @@ def post_import(
 
 
 def interleaved(
-    repeat: int, *fns: Callable[[], object]
+    repeat: int, reads: tuple[Path, ...], *fns: Callable[[], object]
 ) -> tuple[list[list[float]], list[list[float]], list[object]]:
-    """Wall and CPU times of each function in each of ``repeat`` rounds, and its last result."""
+    """Wall and CPU times of each function in each of ``repeat`` rounds, and its last result.
+
+    ``reads``, the files the functions read, are read into the page cache before each.
+    """
     wall: list[list[float]] = [[] for _ in fns]
     cpu: list[list[float]] = [[] for _ in fns]
     results: list[object] = [None] * len(fns)
     for _ in range(repeat):
         for k, fn in enumerate(fns):
             results[k] = None
+            warm(*reads)
             gc.collect()
             t0, c0 = time.perf_counter(), time.process_time()
             results[k] = fn()
@@ -330,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     # Interleaved rounds (a, b, b', a, b, b', ...): load from elsewhere hits all three alike.
     times, cpu, (stats, result, _) = interleaved(
         args.repeat,
+        (traces, goldens),
         lambda: import_alone(traces),
         lambda: run_replay(traces, goldens, crits),
         lambda: run_replay_loaded(traces, sets, crits),
