@@ -130,7 +130,7 @@ _ASKS: dict[object, list[Callable[[SpanView], object]]] = {}
 
 
 def _refresh_markers() -> None:
-    global _markers, _scopes  # noqa: PLW0603 - derived from the reader lists, rebuilt on change
+    global _markers, _scopes, _ASKS  # noqa: PLW0603 - derived from the reader lists, rebuilt on change
     _markers = _HEURISTIC_MARKERS.union(*(r.markers for r in KIND_READERS))
     _scopes = frozenset().union(*(r.scopes for r in KIND_READERS))
     for name in _RUN_QUESTIONS:
@@ -138,12 +138,12 @@ def _refresh_markers() -> None:
         _ANSWERING[name] = [
             r for r in (*RUN_READERS, *MODEL_IO_READERS) if getattr(type(r), name) is not base
         ]
-    _ASKS.clear()
-    for name, base in vars(ConventionReader).items():
-        if not name.startswith("_") and callable(base):
-            _ASKS[base] = [
-                getattr(r, name) for r in MODEL_IO_READERS if getattr(type(r), name) is not base
-            ]
+    # Built whole, then swapped in: a scorer thread asking meanwhile sees one or the other.
+    _ASKS = {
+        base: [getattr(r, name) for r in MODEL_IO_READERS if getattr(type(r), name) is not base]
+        for name, base in vars(ConventionReader).items()
+        if not name.startswith("_") and callable(base)
+    }
 
 
 def register_reader(
