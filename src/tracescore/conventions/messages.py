@@ -365,7 +365,8 @@ def message_from_obj(obj: object, *, default_role: str = "user") -> Message | No
     name = _opt_str(obj.get("name"))
     raw_parts = obj.get("parts")
     if isinstance(raw_parts, list):
-        parts = tuple(p for p in map(_part_from_obj, raw_parts) if p is not None)
+        # Parts are never falsy (no __bool__ or __len__): filter(None) drops the Nones.
+        parts = tuple(filter(None, map(_part_from_obj, raw_parts)))
         finish = obj.get("finish_reason")
         return Message(
             role=role,
