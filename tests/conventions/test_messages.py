@@ -106,6 +106,18 @@ def test_non_messages_are_skipped() -> None:
     assert messages_from_value("42") == []
 
 
+def test_parts_that_are_no_parts_are_skipped_and_empty_ones_kept() -> None:
+    [msg] = messages_from_value(
+        '[{"role": "model", "parts": [1, null, {"text": ""}, [], {"type": "text", "content": ""},'
+        ' {"function_call": {"name": "f"}}, true]}]'
+    )
+    assert msg.parts == (
+        TextPart(text=""),
+        TextPart(text=""),
+        ToolCallPart(name="f", args=None, id=None),
+    )
+
+
 def _piece(
     *parts: TextPart | ToolCallPart, finish: str | None = "", role: str = "assistant"
 ) -> Message:
