@@ -366,7 +366,7 @@ def message_from_obj(obj: object, *, default_role: str = "user") -> Message | No
     raw_parts = obj.get("parts")
     if isinstance(raw_parts, list):
         # Parts are never falsy (no __bool__ or __len__): filter(None) drops the Nones.
-        parts = tuple(filter(None, map(_part_from_obj, raw_parts)))
+        parts: tuple[Part, ...] = tuple(filter(None, map(_part_from_obj, raw_parts)))
         finish = obj.get("finish_reason")
         return Message(
             role=role,
