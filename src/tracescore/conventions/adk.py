@@ -108,7 +108,10 @@ class AdkLegacy(ConventionReader):
         return None
 
     def _payload(self, view: SpanView, key: str) -> Found[JsonValue] | None:
-        return view.cached(key, lambda: parse_content(view, view.span.attributes.get(key), key))
+        value = view.span.attributes.get(key)
+        if value is None:  # every span but schema 1's model calls: nothing to parse or cache
+            return None
+        return view.cached(key, lambda: parse_content(view, value, key))
 
     def _request(self, view: SpanView) -> Found[JsonValue] | None:
         return self._payload(view, LLM_REQUEST)
