@@ -281,8 +281,12 @@ def _span(
     trace_ids: dict[str, str],
     span_ids: dict[str, str],
 ) -> SpanRecord:
-    trace_id = _id(span.traceId, 16, trace_ids, "traceId")
-    span_id = _id(span.spanId, 8, span_ids, "spanId")
+    # Inline where it pays: a batch's spans share trace ids (a hit is one lookup), and
+    # span ids are unique (remembered for the parent ids that follow, never looked up).
+    raw = span.traceId
+    trace_id = trace_ids.get(raw) or _id(raw, 16, trace_ids, "traceId")
+    raw = span.spanId
+    span_id = span_ids[raw] = raw if _is_hex_id(raw, 8) else json_id(raw, 8, "spanId")
     parent = None
     if span.parentSpanId:  # all zeros: no parent, as json_optional_id has it
         raw_parent = span.parentSpanId
