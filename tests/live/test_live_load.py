@@ -169,6 +169,7 @@ def test_load_with_a_slow_judge() -> None:
     missed = one_load()
     if missed is not None:
         print(f"pace missed, measuring again: {missed}")
+        gc.collect()  # the first load's garbage, off the app threads' collections
         again = one_load()
         assert again is None, f"{missed}; again: {again}"
 
