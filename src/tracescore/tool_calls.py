@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final
+
+from msgspec import Struct
 
 from tracescore.conventions.base import ConventionReader, SpanView
 from tracescore.conventions.messages import (
@@ -43,8 +45,7 @@ __all__ = [
 _NO_IDS = frozenset({None, "", "<not specified>"})
 
 
-@dataclass(slots=True)
-class ModelReply:
+class ModelReply(Struct):
     """One model response of the run, with the agent that produced it."""
 
     agent: str | None
@@ -56,8 +57,7 @@ class ModelReply:
     results: list[ToolResultPart] | None = None
 
 
-@dataclass(slots=True)
-class Execution:
+class Execution(Struct):
     """What one tool-execution span says, and whether a call was joined to it yet."""
 
     name: str

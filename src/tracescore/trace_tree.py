@@ -35,10 +35,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter
 from typing import Final
+
+from msgspec import Struct
 
 from tracescore.conventions import smolagents
 from tracescore.conventions.base import SpanView, StepKind
@@ -50,13 +51,12 @@ __all__ = ["AgentRun", "LlmStep", "ToolStep", "split_runs"]
 _AGENTISH: frozenset[StepKind] = frozenset({"invocation", "workflow", "agent"})
 
 
-@dataclass(slots=True)
-class LlmStep:
+class LlmStep(Struct):
     """One model call: its span view, views of nested spans of the same call, its agent."""
 
     view: SpanView
     agent: str | None
-    nested: list[SpanView] = field(default_factory=list)
+    nested: list[SpanView] = []
     #: The agent's reading of the reply (a ``parse`` span beside the call), if traced.
     parse: SpanView | None = None
 
@@ -66,8 +66,7 @@ class LlmStep:
         return [self.view, *self.nested]
 
 
-@dataclass(slots=True)
-class ToolStep:
+class ToolStep(Struct):
     """One tool execution span, the agent that ran it, and the tool spans inside it.
 
     Those are the same call recorded again by the layers under the tool (an MCP SDK's
@@ -76,24 +75,23 @@ class ToolStep:
 
     view: SpanView
     agent: str | None
-    nested: list[SpanRecord] = field(default_factory=list)
+    nested: list[SpanRecord] = []
 
 
-@dataclass(slots=True)
-class AgentRun:
+class AgentRun(Struct):
     """The spans of one agent run, sorted into steps (in tree order; sort by start later)."""
 
     root: SpanRecord
     #: The tool span this run was called from, for agents used as tools (else None).
     parent_tool: SpanRecord | None = None
-    spans: list[SpanRecord] = field(default_factory=list)
-    llm_steps: list[LlmStep] = field(default_factory=list)
-    tool_steps: list[ToolStep] = field(default_factory=list)
-    agent_views: list[SpanView] = field(default_factory=list)
-    agents: list[str] = field(default_factory=list)
+    spans: list[SpanRecord] = []
+    llm_steps: list[LlmStep] = []
+    tool_steps: list[ToolStep] = []
+    agent_views: list[SpanView] = []
+    agents: list[str] = []
     #: Retrieval spans outside tools (a retriever's own nested spans included), in tree
     #: order: what they found is context the run's model was given.
-    retrievals: list[SpanView] = field(default_factory=list)
+    retrievals: list[SpanView] = []
 
 
 #: What a span inherits from its ancestors: its run, agent, enclosing tool and model call.

@@ -12,10 +12,11 @@ view, and the builder asks the next reader in precedence order (REFERENCE §5.5)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import ClassVar, Generic, Literal, TypeVar, cast
 
 import orjson
+from msgspec import Struct
+from msgspec.structs import replace
 
 from tracescore import json_text
 from tracescore.conventions.messages import (
@@ -66,9 +67,15 @@ StepKind = Literal[
     "other",
 ]
 
+# The small records a rebuild makes by the dozen per run (Found, SpanView, the message
+# parts, the tree's steps...) are msgspec Structs, not dataclasses: a Struct's __init__ is
+# C, ~50 ns where a slotted dataclass's generated Python __init__ takes 200-400 ns, and
+# they fill an import's ~75 records per run (-4.7% of its instructions). The same
+# contract otherwise: keyword fields, ==, repr, pickling; copies through
+# msgspec.structs.replace; an empty [] or {} default is a fresh one per record.
 
-@dataclass(slots=True)
-class Found(Generic[T]):
+
+class Found(Struct, Generic[T]):
     """A value read from telemetry and where it was read (``source``, e.g. an attribute key)."""
 
     value: T
@@ -76,16 +83,14 @@ class Found(Generic[T]):
     truncated: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
-class Usage:
+class Usage(Struct, kw_only=True):
     """Token counts of one model call (None when the convention does not say)."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
 
 
-@dataclass(slots=True, kw_only=True)
-class ToolIO:
+class ToolIO(Struct, kw_only=True):
     """What one tool-execution span says about the call."""
 
     name: str | None = None
@@ -97,8 +102,7 @@ class ToolIO:
     error: str | None = None
 
 
-@dataclass(slots=True, frozen=True, kw_only=True)
-class ReadReply:
+class ReadReply(Struct, frozen=True, kw_only=True):
     """What an agent read in a model's text reply: a tool call it writes, or its answer.
 
     A ReAct agent's model writes its tool call as text (``Action: get_weather`` /
@@ -129,15 +133,14 @@ class ReadReply:
         return reply
 
 
-@dataclass(slots=True)
-class SpanView:
+class SpanView(Struct):
     """A span with its correlated log records and a place for reader warnings."""
 
     span: SpanRecord
-    logs: list[LogRecord] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    logs: list[LogRecord] = []
+    warnings: list[str] = []
     #: Parsed payloads shared by the questions asked of one span (parse once, read many).
-    cache: dict[str, object] = field(default_factory=dict)
+    cache: dict[str, object] = {}
 
     def cached(self, key: str, compute: Callable[[], T]) -> T:
         """``compute()``, run once per view and key (parse once, read many)."""

@@ -28,10 +28,10 @@ the state is the whole conversation, the largest value of the trace.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Final, cast
 
 import orjson
+from msgspec.structs import replace
 
 from tracescore.conventions.base import Found, SpanView
 from tracescore.conventions.messages import (

@@ -19,10 +19,10 @@ Parsers are total: unknown part types become :class:`OtherPart`, never an error.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Final, TypeAlias, cast
 
 import orjson
+from msgspec import Struct
 
 from tracescore import json_text
 
@@ -61,16 +61,14 @@ ASSISTANT_ROLES: Final = frozenset({"assistant", "model", "ai", "bot"})
 NOT_CAPTURED_MARKERS: Final = frozenset({"__REDACTED__", "FILTERED", "<elided>", "", "{}", "[]"})
 
 
-@dataclass(slots=True, kw_only=True)
-class TextPart:
+class TextPart(Struct, kw_only=True):
     """Natural-language text; ``thought`` marks model reasoning parts."""
 
     text: str
     thought: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
-class ToolCallPart:
+class ToolCallPart(Struct, kw_only=True):
     """A tool call requested by the model. ``args`` is usually a dict; kept as written."""
 
     name: str
@@ -78,8 +76,7 @@ class ToolCallPart:
     id: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
-class ToolResultPart:
+class ToolResultPart(Struct, kw_only=True):
     """A tool's result as fed back to the model.
 
     ``failed`` when the record says the call failed (a LangChain ``ToolMessage`` with
@@ -92,8 +89,7 @@ class ToolResultPart:
     failed: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
-class OtherPart:
+class OtherPart(Struct, kw_only=True):
     """Any part we do not interpret (blobs, files, server tool calls, ...), kept verbatim."""
 
     type: str
@@ -103,8 +99,7 @@ class OtherPart:
 Part: TypeAlias = TextPart | ToolCallPart | ToolResultPart | OtherPart
 
 
-@dataclass(slots=True, kw_only=True)
-class Message:
+class Message(Struct, kw_only=True):
     """One chat message with typed parts.
 
     ``finish_reason`` is the output message's own, as written (GenAI shape only); None
