@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from dataclasses import dataclass
 
 import pytest
 
 from tracescore.criteria import (
     Criterion,
+    CriterionResult,
     EvalContext,
     Score,
     combine_statuses,
@@ -55,6 +58,27 @@ def test_status_rules_follow_adk() -> None:
 def test_reference_criterion_without_golden_is_not_evaluated() -> None:
     result = ToolTrajectoryAvgScore().evaluate(EvalContext(actual=inv(("a", {}))))
     assert (result.status, result.score, result.reason) == ("not_evaluated", None, "no golden")
+
+
+def test_results_are_the_records_their_keywords_build() -> None:
+    # _result stores the fields one by one: every field set, equal to the keyword-built
+    # record, and a result of its own (not the Score's) that pickles and replaces.
+    actual = inv(("a", {}), final="the table is booked")
+    result = ContainsKeywords(threshold=1.0, keywords=("table", "wine")).evaluate(
+        EvalContext(actual=actual)
+    )
+    assert result == CriterionResult(
+        criterion="contains_keywords",
+        version="1",
+        score=0.5,
+        status="failed",
+        threshold=1.0,
+        reason=None,
+        details={"missing": ["wine"]},
+    )
+    assert len(dataclasses.astuple(result)) == len(dataclasses.fields(CriterionResult))
+    assert pickle.loads(pickle.dumps(result)) == result
+    assert dataclasses.replace(result, reason="own").reason == "own"
 
 
 def test_a_failing_criterion_becomes_data() -> None:

@@ -46,6 +46,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+_new: Final = object.__new__
 
 EvalStatus = Literal["passed", "failed", "not_evaluated", "informational"]
 NO_GOLDEN: Final = "no golden"
@@ -188,15 +189,19 @@ class Criterion(ABC):
             (value := score.value) is not None and (type(value) is not float or value - value)
         ):
             score = _checked(self.name, score)
-        return CriterionResult(
-            criterion=self.name,
-            version=self.version,
-            score=score.value,
-            status=status_for(score.value, self.threshold, informational=self.informational),
-            threshold=self.threshold,
-            reason=score.reason,
-            details=score.details,
-        )
+        # CriterionResult(criterion=..., ...) with its fields stored one by one: the
+        # generated __init__ (seven keywords, a default factory) takes ~1.1 µs, this
+        # ~0.3 µs, once per criterion and invocation. Every field is set here (a test
+        # holds it to the keyword-built record).
+        result = _new(CriterionResult)
+        result.criterion = self.name
+        result.version = self.version
+        result.score = score.value
+        result.status = status_for(score.value, self.threshold, informational=self.informational)
+        result.threshold = self.threshold
+        result.reason = score.reason
+        result.details = score.details
+        return result
 
 
 #: (criterion, kind of error) already logged with details: a criterion broken for every
