@@ -188,7 +188,6 @@ class _Other(Exception):
 
 _new: Final = object.__new__
 _LOWER_HEX: Final = "0123456789abcdef"
-_init_span: Final = SpanRecord.__init__
 _init_event: Final = SpanEvent.__init__
 _init_log: Final = LogRecord.__init__
 
@@ -283,17 +282,22 @@ def _span(
 ) -> SpanRecord:
     # Inline where it pays: a batch's spans share trace ids (a hit is one lookup), and
     # span ids are unique (remembered for the parent ids that follow, never looked up).
+    # The span and parent ids are checked as _is_hex_id does, without its call.
     raw = span.traceId
     trace_id = trace_ids.get(raw) or _id(raw, 16, trace_ids, "traceId")
     raw = span.spanId
-    span_id = span_ids[raw] = raw if _is_hex_id(raw, 8) else json_id(raw, 8, "spanId")
+    span_id = span_ids[raw] = (
+        raw
+        if len(raw) == 16 and not raw.strip(_LOWER_HEX) and raw.strip("0")
+        else json_id(raw, 8, "spanId")
+    )
     parent = None
     if span.parentSpanId:  # all zeros: no parent, as json_optional_id has it
-        raw_parent = span.parentSpanId
-        parent = span_ids.get(raw_parent) or (
-            raw_parent
-            if _is_hex_id(raw_parent, 8)
-            else json_optional_id(raw_parent, 8, "parentSpanId")
+        raw = span.parentSpanId
+        parent = span_ids.get(raw) or (
+            raw
+            if len(raw) == 16 and not raw.strip(_LOWER_HEX) and raw.strip("0")
+            else json_optional_id(raw, 8, "parentSpanId")
         )
     start = int(span.startTimeUnixNano)
     end = int(span.endTimeUnixNano)
@@ -320,24 +324,25 @@ def _span(
             attributes=_attributes(event.attributes),
         )
         events.append(event_record)
+    # SpanRecord(trace_id=..., ...) with its fields stored one by one: ~0.18 µs against
+    # ~0.41 µs through the fourteen keywords of the generated __init__, once per span.
+    # Every field is set (the property tests compare whole records with the reference
+    # path's, which builds them by keywords).
     record = _new(SpanRecord)
-    _init_span(
-        record,
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=span.name,
-        kind=kind,
-        start_ns=start,
-        end_ns=end,
-        attributes=_attributes(span.attributes),
-        events=events or (),
-        status_code=code,
-        status_message=message,
-        resource=resource,
-        scope=scope,
-        origin=origin,
-    )
+    record.trace_id = trace_id
+    record.span_id = span_id
+    record.parent_span_id = parent
+    record.name = span.name
+    record.kind = kind
+    record.start_ns = start
+    record.end_ns = end
+    record.attributes = _attributes(span.attributes)
+    record.events = events or ()
+    record.status_code = code
+    record.status_message = message
+    record.resource = resource
+    record.scope = scope
+    record.origin = origin
     return record
 
 
