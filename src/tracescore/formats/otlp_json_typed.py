@@ -126,11 +126,11 @@ class _Span(Struct, forbid_unknown_fields=True, gc=False):
     name: str = ""
     kind: int = 0
     attributes: list[_KeyValue] = []
-    events: list[_Event] = []
+    events: list[_Event] | UnsetType = UNSET  # absent from most spans: no list to make
     status: _Status | UnsetType = UNSET
     traceState: str = ""
     flags: _Int = 0
-    links: list[_Link] = []
+    links: list[_Link] | UnsetType = UNSET
     droppedAttributesCount: _Int = 0
     droppedEventsCount: _Int = 0
     droppedLinksCount: _Int = 0
@@ -188,6 +188,7 @@ class _Other(Exception):
 
 _new: Final = object.__new__
 _LOWER_HEX: Final = "0123456789abcdef"
+_ZERO_SPAN_ID: Final = "0" * 16
 _init_event: Final = SpanEvent.__init__
 _init_log: Final = LogRecord.__init__
 
@@ -288,7 +289,7 @@ def _span(
     raw = span.spanId
     span_id = span_ids[raw] = (
         raw
-        if len(raw) == 16 and not raw.strip(_LOWER_HEX) and raw.strip("0")
+        if len(raw) == 16 and not raw.strip(_LOWER_HEX) and raw != _ZERO_SPAN_ID
         else json_id(raw, 8, "spanId")
     )
     parent = None
@@ -296,7 +297,7 @@ def _span(
         raw = span.parentSpanId
         parent = span_ids.get(raw) or (
             raw
-            if len(raw) == 16 and not raw.strip(_LOWER_HEX) and raw.strip("0")
+            if len(raw) == 16 and not raw.strip(_LOWER_HEX) and raw != _ZERO_SPAN_ID
             else json_optional_id(raw, 8, "parentSpanId")
         )
     start = int(span.startTimeUnixNano)
@@ -315,7 +316,7 @@ def _span(
             raise _Other
         message = status.message or None
     events: list[SpanEvent] = []
-    for event in span.events:
+    for event in () if span.events is UNSET else span.events:
         event_record = _new(SpanEvent)
         _init_event(
             event_record,
