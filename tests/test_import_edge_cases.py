@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 from pathlib import Path
 
 import orjson
-import pytest
 from click.testing import CliRunner
 from otlp_helpers import spans_to_otlp_json_lines
-from rich.console import Console
 
 from adk_harness import run_scenario
 from tracescore import build_invocations
 from tracescore.cli import main
-from tracescore.cli.import_cmd import _batches
 from tracescore.formats.sdk import from_readable_span
 from tracescore.importer import ImportStats, import_paths
 from tracescore.spans import SpanRecord
@@ -85,25 +81,6 @@ def test_megabyte_attributes_go_through_import(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     [record] = [orjson.loads(x) for x in result.stdout.splitlines()]
     assert record["tool_calls"][0]["result"]["condition"] == big
-
-
-def test_progress_bar_on_a_terminal_for_large_input(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from tracescore.cli import import_cmd
-
-    path = tmp_path / "t.jsonl"
-    path.write_text(
-        (Path(__file__).parent.parent / "examples/traces/adk-schema1-legacy.jsonl").read_text()
-    )
-    monkeypatch.setattr(import_cmd, "_PROGRESS_MIN_BYTES", 1)
-    buf = io.StringIO()
-    console = Console(file=buf, force_terminal=True, width=80)
-    batches = list(_batches([str(path)], console, ImportStats()))
-    assert batches
-    assert "importing" in buf.getvalue()
-    quiet = Console(file=io.StringIO(), force_terminal=False)
-    assert len(list(_batches([str(path)], quiet, ImportStats()))) == len(batches)
 
 
 def test_model_context_is_optional_and_changes_nothing_else() -> None:

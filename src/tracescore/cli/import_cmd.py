@@ -7,21 +7,14 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, TYPE_CHECKING, Final
 
 import click
 import orjson
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from tracescore.assembly import TraceAssembler
 from tracescore.cli.app import (
+    Diagnostics,
     Reporter,
     idle_records_option,
     is_stream,
@@ -43,6 +36,9 @@ from tracescore.importer import ImportStats, bulk_gc, invocations_from_batches
 from tracescore.model import Invocation, group_conversations
 from tracescore.parallel import Part, parallel_parts, resolve_jobs, write_jsonl_parallel
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["import_command"]
 
 _PROGRESS_MIN_BYTES: Final = 8 * 1024 * 1024
@@ -54,13 +50,21 @@ def _format_for(output: str, fmt: str | None) -> str:
     return "evalset" if output.endswith(".json") else "jsonl"
 
 
-def _batches(files: Sequence[str], console: Console, stats: ImportStats) -> Iterator[Batch]:
+def _batches(files: Sequence[str], err: Diagnostics, stats: ImportStats) -> Iterator[Batch]:
     """Read files in order, with a progress bar when the input is large and stderr a TTY."""
     sizes = [_size(f) for f in files]
-    if not _shows_progress(console, sizes):
+    console = _progress_console(err, sizes)
+    if console is None:
         for path in files:
             yield from read_file(path, stdin=sys.stdin.buffer)
         return
+    from rich.progress import (  # noqa: PLC0415 - lazy, see Diagnostics
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -79,16 +83,25 @@ def _batches(files: Sequence[str], console: Console, stats: ImportStats) -> Iter
 
 @contextmanager
 def _parallel_progress(
-    files: Sequence[str], console: Console
+    files: Sequence[str], err: Diagnostics
 ) -> Iterator[Callable[[int, int], None] | None]:
     """A progress bar for a parallel import (as :func:`_batches` shows), or None.
 
     Refreshed only when the import reports (``auto_refresh=False``): rich's refresh
     thread would make the import spawn its workers instead of forking them.
     """
-    if not _shows_progress(console, [_size(f) for f in files]):
+    console = _progress_console(err, [_size(f) for f in files])
+    if console is None:
         yield None
         return
+    from rich.progress import (  # noqa: PLC0415 - lazy, see Diagnostics
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -105,9 +118,9 @@ def _parallel_progress(
         yield update
 
 
-def _shows_progress(console: Console, sizes: Sequence[int]) -> bool:
-    """Whether to show a progress bar: stderr is a terminal and the input is large."""
-    return console.is_terminal and sum(sizes) >= _PROGRESS_MIN_BYTES
+def _progress_console(err: Diagnostics, sizes: Sequence[int]) -> Console | None:
+    """The console of a progress bar, when the input is large and stderr a terminal."""
+    return err.terminal() if sum(sizes) >= _PROGRESS_MIN_BYTES else None
 
 
 def _size(path: str) -> int:
@@ -177,8 +190,8 @@ def import_command(
     Collector's file exporter writes them, single OTLP JSON documents, Tempo and Jaeger
     downloads, length-prefixed OTLP protobuf, any of them gzipped.
     """
-    console = stderr()
-    reporter = Reporter(console, quiet=quiet)
+    err = stderr()
+    reporter = Reporter(err, quiet=quiet)
     stats = ImportStats()
     fmt = _format_for(output, fmt)
     if model_context and fmt != "jsonl":
@@ -189,7 +202,7 @@ def import_command(
             "(an ADK evalset has no place for retrieved documents)"
         )
     try:
-        files = input_files(paths, {"--output": output}, console, quiet=quiet)
+        files = input_files(paths, {"--output": output}, err, quiet=quiet)
         stats.files = len(files)
         out, tmp = _open_output(output)
         parts = _parallel_parts(files, fmt=fmt, jobs=jobs, strict=strict, idle=idle_records)
@@ -197,7 +210,7 @@ def import_command(
         # (decoding system instructions and tool declarations is ~6% of rebuilding a run).
         try:
             if parts:
-                with bulk_gc(), _parallel_progress(files, console) as progress:
+                with bulk_gc(), _parallel_progress(files, err) as progress:
                     written = write_jsonl_parallel(
                         parts,
                         out,
@@ -213,7 +226,7 @@ def import_command(
                 skipped = 0
             else:
                 invocations = invocations_from_batches(
-                    _batches(files, console, stats),
+                    _batches(files, err, stats),
                     stats,
                     strict=strict,
                     assembler=TraceAssembler(idle_records=idle_records),
@@ -240,10 +253,10 @@ def import_command(
                     os.unlink(tmp)
             raise
     except TraceFormatError as exc:
-        console.print(f"bad record (--strict): {exc.located()}", markup=False)
+        err.print(f"bad record (--strict): {exc.located()}")
         raise SystemExit(1) from None
     except TracescoreError as exc:
-        console.print(f"error: {exc}", markup=False)
+        err.print(f"error: {exc}")
         raise SystemExit(2) from None
     except BrokenPipeError:
         raise  # stdout closed by a reader such as head: handled by the entry point
@@ -252,7 +265,7 @@ def import_command(
         # this is writing the output or the workers' spool (a full disk, a directory gone).
         name = output if tmp is not None and exc.filename == tmp else exc.filename
         where = f" {name}" if name else ""
-        console.print(f"error: cannot write{where}: {exc.strerror or exc}", markup=False)
+        err.print(f"error: cannot write{where}: {exc.strerror or exc}")
         raise SystemExit(2) from None
     reporter.summary(stats, written=written, skipped=skipped, output=output)
     if stats.bad_records:

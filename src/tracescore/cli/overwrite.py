@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from tracescore.formats.files import expand_paths
+
+if TYPE_CHECKING:
+    from tracescore.cli.app import Diagnostics
 
 __all__ = ["check_outputs", "drop_outputs", "input_files"]
 
@@ -118,7 +121,7 @@ def drop_outputs(
 def input_files(
     paths: Sequence[str],
     outputs: Mapping[str, str | None],
-    console: Console,
+    err: Diagnostics,
     *,
     quiet: bool,
     also: Mapping[str, Iterable[str | None]] | None = None,
@@ -128,7 +131,7 @@ def input_files(
     Args:
         paths: The command's PATH arguments.
         outputs: Option name to output path.
-        console: Where the note about an output left out goes (unless ``quiet``).
+        err: Where the note about an output left out goes (unless ``quiet``).
         quiet: No note.
         also: Other files the run reads (goldens, the config), by what they are.
 
@@ -142,7 +145,5 @@ def input_files(
     files, dropped = drop_outputs(expand_paths(paths), outputs)
     if not quiet:
         for file, option in dropped:
-            console.print(
-                f"note: {file} left out of the inputs: it is this run's {option}", markup=False
-            )
+            err.print(f"note: {file} left out of the inputs: it is this run's {option}")
     return files

@@ -164,10 +164,10 @@ def replay_command(
         if junit:
             _write(junit, junit_xml(result))
     except TraceFormatError as exc:
-        err.print(f"bad record (--strict): {exc.located()}", markup=False)
+        err.print(f"bad record (--strict): {exc.located()}")
         raise SystemExit(2) from None
     except TracescoreError as exc:
-        err.print(f"error: {exc}", markup=False)
+        err.print(f"error: {exc}")
         raise SystemExit(2) from None
     if not quiet:
         console = Console(highlight=False, stderr=report_to_stderr)
@@ -175,17 +175,17 @@ def replay_command(
         if judge is not None:
             print_judge_usage(judge, console)
     if result.stats.bad_records:
-        err.print(f"bad records: {result.stats.bad_records} (skipped)", markup=False)
+        err.print(f"bad records: {result.stats.bad_records} (skipped)")
     if not result.invocations:
         # A gate that scored nothing must not pass: an empty export, or traces from an
         # agent whose instrumentation is off, would otherwise read as "no failures".
-        err.print(f"error: {_nothing_to_score(result.stats)}", markup=False)
+        err.print(f"error: {_nothing_to_score(result.stats)}")
         raise SystemExit(2)
     if pushgateway:  # after the report: a gateway that is down loses nothing else
         try:
             push_results(result.invocations, criteria, url=pushgateway, job=pushgateway_job)
         except TracescoreError as exc:
-            err.print(f"error: {exc}", markup=False)
+            err.print(f"error: {exc}")
             raise SystemExit(2) from None
     raise SystemExit(1 if result.failed else 0)
 

@@ -140,7 +140,7 @@ def serve_command(
         if ready_file:
             check_output(ready_file)  # before binding anything
     except TracescoreError as exc:
-        err.print(f"error: {exc}", markup=False)
+        err.print(f"error: {exc}")
         raise SystemExit(2) from None
     registry = CollectorRegistry()
     scorer = LiveScorer.build(
@@ -166,8 +166,7 @@ def serve_command(
         )
         err.print(
             f"tracescore serve: {where}; {len(live.criteria)} criteria, "
-            f"{sum(len(g.cases) for g in live.goldens)} golden cases",
-            markup=False,
+            f"{sum(len(g.cases) for g in live.goldens)} golden cases"
         )
         if ready_file:
             ports = {"http_port": server.http_port, "grpc_port": server.grpc_port}
@@ -177,6 +176,6 @@ def serve_command(
         status = run(engine, registry=registry, options=options, on_started=started)
     except TracescoreError as exc:  # a port taken, the ready file gone meanwhile
         engine.shutdown(timeout_s=drain_timeout)
-        err.print(f"error: {exc}", markup=False)
+        err.print(f"error: {exc}")
         raise SystemExit(2) from None
     raise SystemExit(status)
