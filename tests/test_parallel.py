@@ -593,13 +593,17 @@ def test_cli_shows_a_progress_bar_while_workers_import(
 
     from tracescore import parallel
     from tracescore.cli import import_cmd, main
+    from tracescore.cli.app import Diagnostics
 
     monkeypatch.setattr("tracescore.parts._MIN_PART_BYTES", 1_000_000)
     monkeypatch.setattr(import_cmd, "_PROGRESS_MIN_BYTES", 1)
     screen = io.StringIO()
-    monkeypatch.setattr(
-        import_cmd, "stderr", lambda: Console(file=screen, force_terminal=True, width=100)
-    )
+
+    class OnScreen(Diagnostics):  # stderr is a terminal that writes to ``screen``
+        def terminal(self) -> Console:
+            return Console(file=screen, force_terminal=True, width=100)
+
+    monkeypatch.setattr(import_cmd, "stderr", OnScreen)
     threads: list[int] = []
     real_context = parallel._mp_context
 
