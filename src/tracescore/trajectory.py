@@ -22,7 +22,7 @@ from typing import Final
 
 from tracescore.conventions.adk import is_adk
 from tracescore.conventions.base import ConventionReader, Found, ReadReply, SpanView
-from tracescore.conventions.messages import Message, joined_stream
+from tracescore.conventions.messages import Message
 from tracescore.conventions.registry import (
     acts_in_code,
     capture_hint,
@@ -32,6 +32,7 @@ from tracescore.conventions.registry import (
     model_called,
     stated_answer,
 )
+from tracescore.conventions.replies import joined_stream
 from tracescore.history import (
     framework_answer,
     history_replies,

@@ -28,9 +28,9 @@ from tracescore.conventions.messages import (
     decoded_json,
     is_not_captured,
     messages_from_value,
-    one_reply,
     simplify_blocks,
 )
+from tracescore.conventions.replies import one_reply
 from tracescore.spans import AttrValue, SpanRecord
 
 __all__ = ["GenAIAttributes", "int_attr", "messages_attr", "system_text"]

@@ -39,11 +39,9 @@ __all__ = [
     "ToolResultPart",
     "decoded_json",
     "is_not_captured",
-    "joined_stream",
     "load_json",
     "message_from_obj",
     "messages_from_value",
-    "one_reply",
     "openai_tool_calls",
     "parse_arguments",
     "response_reply",
@@ -104,7 +102,7 @@ class Message(Struct, kw_only=True):
 
     ``finish_reason`` is the output message's own, as written (GenAI shape only); None
     when it has none. An empty one marks a piece of a streamed reply (see
-    :func:`joined_stream`).
+    :func:`tracescore.conventions.replies.joined_stream`).
     """
 
     role: str
@@ -452,17 +450,6 @@ def messages_from_value(value: object, *, default_role: str = "user") -> list[Me
     return out
 
 
-def one_reply(messages: list[Message]) -> list[Message]:
-    """The assistant messages of one OpenAI Responses API call merged into one reply.
-
-    Instrumentations write each Responses *output item* (a text message, each function
-    call...) as an output message of its own, where output messages are otherwise
-    choices. The Responses API has no choices: together they are the reply, in order.
-    """
-    parts = tuple(p for m in messages if m.is_assistant for p in m.parts)
-    return [Message(role="assistant", parts=parts)]
-
-
 def response_reply(response: Mapping[str, object]) -> Message | None:
     """The reply in an OpenAI Responses API ``Response`` object (its ``output`` items).
 
@@ -493,48 +480,3 @@ def response_reply(response: Mapping[str, object]) -> Message | None:
         else:
             parts.append(OtherPart(type=str(kind or "unknown"), data=cast(JsonValue, dict(item))))
     return Message(role="assistant", parts=tuple(parts)) if parts else None
-
-
-def joined_stream(messages: list[Message]) -> Message | None:
-    """The reply a streamed model call's output messages are pieces of; None if they are not.
-
-    Streamed replies are written one output message per chunk by ADK's schema 2 and by
-    OpenTelemetry's google-genai instrumentation, each chunk's ``finish_reason`` empty
-    but the last one's. Output messages are otherwise choices, each with its own finish
-    reason, so only assistant messages all of which but the last say ``""`` are read as
-    a stream. They are joined as ADK joins the chunks of the reply it keeps: consecutive
-    text pieces of the same kind (thought or not) into one text, every other part as it
-    came, in order. A chunk with no parts (what the convention could not write, such as
-    code the model ran) and an empty text both end a run of text, as they do for ADK.
-    """
-    replies = [m for m in messages if m.is_assistant]
-    if len(replies) < 2 or any(m.finish_reason != "" for m in replies[:-1]):
-        return None
-    parts: list[Part] = []
-    # Whether parts[-1] is a text run the next text piece of its kind extends.
-    extending = False
-    for reply in replies:
-        if not reply.parts:
-            # A chunk whose parts the convention could not write (ADK's schema 2 drops
-            # code and its results): ADK ends the text run there all the same.
-            extending = False
-        for part in reply.parts:
-            last = parts[-1] if extending else None
-            if (
-                isinstance(part, TextPart)
-                and part.text
-                and isinstance(last, TextPart)
-                and last.thought == part.thought
-            ):
-                parts[-1] = TextPart(text=last.text + part.text, thought=part.thought)
-            else:
-                parts.append(part)
-            # An empty text (a chunk carrying only a thought signature) is, to ADK's
-            # aggregator, a part of its own: it ends the run, as any other part does.
-            extending = isinstance(part, TextPart) and part.text != ""
-    return Message(
-        role=replies[-1].role,
-        parts=tuple(parts),
-        name=replies[-1].name,
-        finish_reason=replies[-1].finish_reason,
-    )

@@ -43,9 +43,9 @@ from tracescore.conventions.messages import (
     ToolCallPart,
     decoded_json,
     is_not_captured,
-    one_reply,
     parse_arguments,
 )
+from tracescore.conventions.replies import one_reply
 from tracescore.conventions.traceloop import unwrap_entity_input
 from tracescore.spans import AttrValue, SpanRecord
 
