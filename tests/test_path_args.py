@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 import pytest
 
 from bundled_examples import EXAMPLES
 from tracescore.criteria import criterion_class
+from tracescore.exceptions import InputError
 from tracescore.goldens import golden_files, load_goldens
 from tracescore.importer import ImportStats, import_paths
-from tracescore.path_args import path_list, real_path
+from tracescore.path_args import expand_paths, path_list, real_path
 from tracescore.replay import replay
 
 
@@ -102,3 +104,43 @@ def test_import_and_replay_take_one_path() -> None:
     ]
     assert [c.status for c in result.cases] == [c.status for c in listed.cases]
     assert result.stats.files == len(list(traces.iterdir())) == 4
+
+
+def test_a_directory_that_cannot_be_listed_is_an_input_error(
+    tmp_path: Path, refuse_listing: Callable[[Path], None]
+) -> None:
+    # os.walk used to skip it silently, losing its files.
+    for name in ["top/a.jsonl", "top/locked/b.jsonl"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    refuse_listing(tmp_path / "top" / "locked")
+    with pytest.raises(InputError) as err:
+        expand_paths(str(tmp_path / "top"))
+    assert str(err.value) == f"{tmp_path}/top/locked: cannot list directory: Permission denied"
+
+
+def test_expand_paths_directories_globs_and_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ["b/2.jsonl", "b/1.jsonl", "a.json", ".hidden.jsonl", ".git/x.jsonl", "b/c/3.gz"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert expand_paths(["."]) == ["./a.json", "./b/1.jsonl", "./b/2.jsonl", "./b/c/3.gz"]
+    assert expand_paths(["b/*.jsonl", "-", "a.json", "b/1.jsonl"]) == [
+        "b/1.jsonl", "b/2.jsonl", "-", "a.json",
+    ]  # fmt: skip
+    assert expand_paths(["**/*.gz"]) == ["b/c/3.gz"]
+    assert expand_paths(["b"]) == ["b/1.jsonl", "b/2.jsonl", "b/c/3.gz"]
+    assert expand_paths([".hidden.jsonl"]) == [".hidden.jsonl"]  # named explicitly
+    # One file under two spellings (or through a link) is read once, as first named.
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "a.json")
+    assert expand_paths(["b/1.jsonl", "./b/1.jsonl", str(tmp_path / "b/1.jsonl")]) == ["b/1.jsonl"]
+    assert expand_paths(["a.json", "link.jsonl", "-", "-"]) == ["a.json", "-"]
+    with pytest.raises(InputError, match=r"nope\.jsonl: no such file or directory"):
+        expand_paths(["a.json", "nope.jsonl"])
+    with pytest.raises(InputError, match=r"\*.parquet: no file matches"):
+        expand_paths(["*.parquet"])
+    with pytest.raises(InputError, match="empty: no files in this directory"):
+        expand_paths(["empty"])

@@ -19,9 +19,9 @@ from typing import BinaryIO, Final
 from tracescore.assembly import AssembledTrace, TraceAssembler
 from tracescore.exceptions import TraceFormatError
 from tracescore.formats.base import Batch
-from tracescore.formats.files import expand_paths, read_file
+from tracescore.formats.files import read_file
 from tracescore.model import Invocation
-from tracescore.path_args import Paths
+from tracescore.path_args import Paths, expand_paths
 from tracescore.trajectory import build_invocations
 
 __all__ = [

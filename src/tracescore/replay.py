@@ -25,7 +25,7 @@ from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
 from tracescore.criteria import Criterion
 from tracescore.exceptions import ConfigError, TraceFormatError
 from tracescore.export import json_bytes
-from tracescore.formats.files import expand_paths, read_file
+from tracescore.formats.files import read_file
 from tracescore.goldens import GoldenIndex, GoldenSet, load_golden_file
 from tracescore.goldens.eval_results import is_eval_result, recorded_runs_evalset
 from tracescore.goldens.evalset import parse_golden_data
@@ -33,7 +33,7 @@ from tracescore.importer import ImportStats, invocations_from_batches
 from tracescore.judge.client import JudgeClient
 from tracescore.model import Invocation, group_conversations
 from tracescore.parallel import import_parallel, parallel_parts, resolve_jobs
-from tracescore.path_args import Paths
+from tracescore.path_args import Paths, expand_paths
 from tracescore.prescore import Prescored, Prescoring, score_prescored
 from tracescore.scoring import (
     CaseResult,

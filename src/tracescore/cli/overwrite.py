@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tracescore.formats.files import expand_paths
+from tracescore.path_args import expand_paths
 
 if TYPE_CHECKING:
     from tracescore.cli.app import Diagnostics

@@ -1,4 +1,4 @@
-"""Trace files: which files an argument names, and the export batches inside each one.
+"""Trace files: the export batches inside each one.
 
 The format of a file is told from its content, never its name (REFERENCE.md section 6):
 
@@ -12,7 +12,10 @@ The format of a file is told from its content, never its name (REFERENCE.md sect
 * one JSON document spread over many lines (a Tempo or Jaeger download, a hand-written
   OTLP file): recognised when the first non-blank line is not valid JSON on its own and
   the next non-blank line is not an OTLP document on its own either (else the file is
-  JSON Lines with a bad first line). Such a file is read whole, so its size bounds memory;
+  JSON Lines with a bad first line). Such a file is read whole, so its size bounds memory.
+  Should it not parse as a document while some line is a document on its own, it is
+  JSON Lines whose first lines are damaged: read line by line after all, each damaged
+  line one error;
 * 4-byte big-endian length-prefixed OTLP protobuf messages (``format: proto``): one batch
   per message, located at ``path:N`` for the N-th message; a truncated tail, or a length
   over 256 MiB (not such a file, or a corrupt one), is one error and ends the file. With
@@ -27,11 +30,9 @@ so ``0x00`` for any message under 16 MiB).
 
 from __future__ import annotations
 
-import glob
 import gzip
 import io
 import logging
-import os
 import sys
 import zlib
 from collections.abc import Callable, Generator, Iterator
@@ -53,12 +54,10 @@ from tracescore.formats.otlp_json import decode_json_document, located_error, lo
 from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.zstd import MAGIC as ZSTD_MAGIC
 from tracescore.formats.zstd import ZstdError, ZstdReader, decompress_bounded
-from tracescore.path_args import Paths, path_list, real_path
 from tracescore.spans import Origin
 
 __all__ = [
     "READ_BUFFER",
-    "expand_paths",
     "is_json_lines",
     "json_lines_between",
     "read_file",
@@ -83,60 +82,6 @@ READ_BUFFER: Final = 1 << 20
 
 # What a corrupt or truncated gzip or zstd stream raises while being read.
 _STREAM_ERRORS: Final = (EOFError, zlib.error, gzip.BadGzipFile, ZstdError)
-
-
-def expand_paths(paths: Paths) -> list[str]:
-    """The files named by command-line arguments, in order, each once.
-
-    An argument is ``"-"`` (stdin), a file, a directory (its files, recursively, sorted,
-    skipping hidden files and directories), or a glob pattern (``*``, ``?``, ``[...]``;
-    ``**`` spans directories) whose matches are expanded the same way. One path alone is
-    one argument (:func:`~tracescore.path_args.path_list`).
-
-    Raises:
-        InputError: an argument names nothing: a missing path, a pattern without
-            matches, or a directory without files; or a directory (or one below it)
-            cannot be listed.
-        TypeError: ``paths`` is not a path or an iterable of paths.
-
-    """
-    # Keyed by the real path: `traces/` and `./traces/a.jsonl` name one file, read once.
-    found: dict[str, str] = {}
-    for path in path_list(paths):
-        if path == "-":
-            matches = ["-"]
-        elif os.path.exists(path):
-            matches = _expand_one(path)
-        elif any(char in path for char in "*?["):
-            matches = [
-                file
-                for match in sorted(glob.glob(path, recursive=True))
-                for file in _expand_one(match)
-            ]
-            if not matches:
-                raise InputError(f"{path}: no file matches this pattern")
-        else:
-            raise InputError(f"{path}: no such file or directory")
-        if not matches:
-            raise InputError(f"{path}: no files in this directory")
-        for match in matches:
-            found.setdefault(match if match == "-" else real_path(match), match)
-    return list(found.values())
-
-
-def _expand_one(path: str) -> list[str]:
-    if not os.path.isdir(path):
-        return [path]
-    files: list[str] = []
-    for top, dirs, names in os.walk(path, onerror=_unlistable):
-        dirs[:] = [name for name in dirs if not name.startswith(".")]
-        files.extend(os.path.join(top, name) for name in names if not name.startswith("."))
-    return sorted(files)
-
-
-def _unlistable(exc: OSError) -> None:
-    # os.walk skips a directory it cannot list without a word; its files would be lost.
-    raise InputError(f"{exc.filename}: cannot list directory: {exc.strerror or exc}") from exc
 
 
 def read_file(path: str, *, stdin: BinaryIO | None = None) -> Iterator[Batch]:
@@ -275,7 +220,7 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
             del read[:]
             while chunk := stream.read(_CHUNK):  # no second full-size copy, as read() makes
                 data += chunk
-            yield _whole_document(data, path)
+            yield from _whole_document(data, path)
             return
         yield _invalid_json(Origin(path, first[0]), exc)
         origin = Origin(path, second[0])
@@ -412,15 +357,31 @@ def _document_or_none(line: bytes) -> object:
     return doc if looks_like_document(doc) else None
 
 
-def _whole_document(data: bytearray, path: str) -> Batch:
+def _whole_document(data: bytearray, path: str) -> Iterator[Batch]:
+    """The batches of a file whose first two content lines are no documents on their own.
+
+    Usually one document spread over lines (pretty-printed, or the console exporter's
+    records). Failing that, JSON Lines whose first lines are damaged: when any line is a
+    document on its own, every line is read as a JSON Lines read reads it, so the others
+    still come out and each damaged line is reported where it is. Otherwise one error.
+    """
     try:
-        return decode_json_bytes(data, origin=Origin(path))
+        yield decode_json_bytes(data, origin=Origin(path))
+        return
     except orjson.JSONDecodeError as exc:
-        console = decode_console_stream(data, path)  # many records, each pretty-printed
-        if console is not None:
-            return console
-        cut = _DOCUMENT_CUT if _cut_short(data, exc) else ""
-        return _invalid_json(Origin(path, exc.lineno), exc, cut=cut)
+        error = exc
+    console = decode_console_stream(data, path)  # many records, each pretty-printed
+    if console is not None:
+        yield console
+        return
+    lines = io.BytesIO(data).readlines()  # split as readline splits: at b"\n" only
+    if any(_document_or_none(line) is not None for line in lines):
+        for lineno, line in enumerate(lines, 1):
+            if not line.isspace():
+                yield _json_line(line, Origin(path, lineno))
+        return
+    cut = _DOCUMENT_CUT if _cut_short(data, error) else ""
+    yield _invalid_json(Origin(path, error.lineno), error, cut=cut)
 
 
 def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[Batch]:
