@@ -97,7 +97,7 @@ def expand_paths(paths: Paths) -> list[str]:
     An argument is ``"-"`` (stdin), a file, a directory (its files, recursively, sorted,
     skipping hidden files and directories), or a glob pattern (``*``, ``?``, ``[...]``;
     ``**`` spans directories) whose matches are expanded the same way. One path alone is
-    one argument (:func:`~tracescore.path_args.path_list`).
+    one argument (:func:`path_list`).
 
     Raises:
         InputError: an argument names nothing: a missing path, a pattern without

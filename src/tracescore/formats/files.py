@@ -366,10 +366,12 @@ def _whole_document(data: bytearray, path: str) -> Iterator[Batch]:
     still come out and each damaged line is reported where it is. Otherwise one error.
     """
     try:
-        yield decode_json_bytes(data, origin=Origin(path))
-        return
+        batch = decode_json_bytes(data, origin=Origin(path))
     except orjson.JSONDecodeError as exc:
         error = exc
+    else:
+        yield batch
+        return
     console = decode_console_stream(data, path)  # many records, each pretty-printed
     if console is not None:
         yield console
