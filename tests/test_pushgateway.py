@@ -8,6 +8,9 @@ where a missing binary is a failure.
 from __future__ import annotations
 
 import math
+import re
+import subprocess
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -156,3 +159,142 @@ def test_push_refused_by_the_gateway_names_the_status(pushgateway: str) -> None:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(f"error: cannot push metrics to the Pushgateway at {url}: HTTP 404")
+
+
+# -- a replay that fails before scoring ---------------------------------------------------
+
+SUCCESS = "tracescore_replay_last_success_timestamp_seconds"
+FAILURE = "tracescore_replay_last_failure_timestamp_seconds"
+
+
+def _nothing_to_score(tmp_path: Path) -> list[str]:
+    """A replay whose traces hold nothing to score (an export that came out empty)."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    return ["replay", str(empty), *REPLAY_ARGS[2:], "-q"]
+
+
+def test_a_replay_that_scores_pushes_when_it_ended(pushgateway: str) -> None:
+    before = time.time()
+    result = CliRunner().invoke(main, [*REPLAY_ARGS, "-q", "--pushgateway", pushgateway])
+    assert result.exit_code == 1, result.output  # a criterion failed: still a replay that scored
+    [(labels, ended)] = _samples(pushgateway, SUCCESS).items()
+    assert dict(labels)["job"] == "tracescore"
+    assert before <= ended <= time.time()
+    assert not _samples(pushgateway, FAILURE)
+
+
+def test_a_failed_replay_marks_the_last_scores_as_no_longer_current(
+    pushgateway: str, tmp_path: Path
+) -> None:
+    args = ["--pushgateway", pushgateway, "--pushgateway-job", "nightly"]
+    assert CliRunner().invoke(main, [*REPLAY_ARGS, "-q", *args]).exit_code == 1
+    scores = _samples(pushgateway, "tracescore_invocations_total")
+    [succeeded] = _samples(pushgateway, SUCCESS).values()
+
+    failed = CliRunner().invoke(main, [*_nothing_to_score(tmp_path), *args])
+    assert failed.exit_code == 2
+    assert failed.stderr.startswith("error: empty input: ")
+    assert "Pushgateway" not in failed.stderr  # the failure itself was pushed
+    # The last scores and when they were made stay; the failure is newer.
+    assert _samples(pushgateway, "tracescore_invocations_total") == scores
+    assert list(_samples(pushgateway, SUCCESS).values()) == [succeeded]
+    [(labels, failed_at)] = _samples(pushgateway, FAILURE).items()
+    assert dict(labels)["job"] == "nightly"
+    assert failed_at >= succeeded
+
+    # A config that cannot be read is a failure too (exit 2), pushed the same way.
+    broken = tmp_path / "eval_config.json"
+    broken.write_text("{")
+    config = [*REPLAY_ARGS[:-1], str(broken), "-q", *args]
+    assert CliRunner().invoke(main, config).exit_code == 2
+    [failed_again] = _samples(pushgateway, FAILURE).values()
+    assert failed_again >= failed_at
+
+    # The next replay that scores replaces the whole group: no failure left.
+    assert CliRunner().invoke(main, [*REPLAY_ARGS, "-q", *args]).exit_code == 1
+    assert not _samples(pushgateway, FAILURE)
+    [succeeded_again] = _samples(pushgateway, SUCCESS).values()
+    assert succeeded_again >= succeeded
+
+
+def test_a_failure_that_cannot_be_pushed_is_said_after_the_replays_own(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    result = CliRunner().invoke(main, [*_nothing_to_score(tmp_path), "--pushgateway", url])
+    assert result.exit_code == 2
+    first, second = result.stderr.strip().splitlines()
+    assert first.startswith("error: empty input: ")
+    assert second.startswith(f"error: cannot push metrics to the Pushgateway at {url}: ")
+
+
+def test_a_malformed_pushgateway_url_fails_before_the_work(tmp_path: Path) -> None:
+    """Checked first: neither a ten-minute replay nor its failure is wasted on it."""
+    result = CliRunner().invoke(
+        main, [*_nothing_to_score(tmp_path), "--pushgateway", "ftp://example.org"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "error: pushgateway URL 'ftp://example.org': expected http(s)://host[:port]"
+    )
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_the_readmes_replay_alerts_fire_when_they_should(tmp_path: Path) -> None:
+    """The example rules of the README, as written there, through ``promtool test rules``."""
+    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(), flags=re.S)
+    [rules] = [block for block in blocks if "TracescoreReplayFailed" in block]
+    (tmp_path / "rules.yml").write_text(rules)
+    failed = (
+        "The latest replay of nightly failed before scoring: its scores are from an earlier run"
+    )
+    nightly = {"severity": "warning", "job": "nightly"}
+    tests = {
+        "rule_files": ["rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1h",
+                "input_series": [
+                    # nightly scored at time 0; its run of hour 25 failed before scoring.
+                    {"series": f'{SUCCESS}{{job="nightly",instance=""}}', "values": "0x30"},
+                    {"series": f'{FAILURE}{{job="nightly",instance=""}}', "values": "_x25 90000x5"},
+                    # hourly scores every hour and never fails.
+                    {"series": f'{SUCCESS}{{job="hourly",instance=""}}', "values": "0+3600x30"},
+                ],
+                "alert_rule_test": [
+                    {"eval_time": "24h", "alertname": "TracescoreReplayFailed", "exp_alerts": []},
+                    {
+                        "eval_time": "26h",
+                        "alertname": "TracescoreReplayFailed",
+                        "exp_alerts": [
+                            {"exp_labels": nightly, "exp_annotations": {"summary": failed}}
+                        ],
+                    },
+                    {"eval_time": "25h", "alertname": "TracescoreReplayStale", "exp_alerts": []},
+                    {
+                        "eval_time": "27h",
+                        "alertname": "TracescoreReplayStale",
+                        "exp_alerts": [
+                            {
+                                "exp_labels": nightly,
+                                "exp_annotations": {
+                                    "summary": "No replay of nightly has scored for 26 hours"
+                                },
+                            }
+                        ],
+                    },
+                ],
+            }
+        ],
+    }
+    (tmp_path / "tests.yml").write_text(orjson.dumps(tests).decode())  # JSON is YAML
+    done = subprocess.run(
+        [binary("promtool"), "test", "rules", str(tmp_path / "tests.yml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

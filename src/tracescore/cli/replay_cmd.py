@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from tracescore.cli.app import (
+    Diagnostics,
     Reporter,
     check_output,
     idle_records_option,
@@ -29,7 +30,7 @@ from tracescore.importer import ImportStats, bulk_gc, paused_gc
 from tracescore.judge.config import build_judge
 from tracescore.replay import read_runs, results_jsonl, score_runs
 from tracescore.report import junit_xml, print_judge_usage, print_report
-from tracescore.sinks.push import push_results
+from tracescore.sinks.push import check_pushgateway, push_failure, push_results
 
 __all__ = ["replay_command"]
 
@@ -66,7 +67,8 @@ _LATENCY_GC_THRESHOLD: Final = 700
     "--pushgateway",
     default=None,
     metavar="URL",
-    help="Push the scores to this Prometheus Pushgateway after the replay.",
+    help="Push the scores to this Prometheus Pushgateway after the replay "
+    "(a replay that fails before scoring pushes when it failed).",
 )
 @option(
     "--pushgateway-job",
@@ -107,7 +109,13 @@ def replay_command(
         raise click.UsageError("--output and --junit cannot both be - (stdout)")
     # With a machine-readable output on stdout, the report must not mix into it.
     report_to_stderr = "-" in (output, junit)
+    # Where a failed replay says so (see tracescore.sinks.push): set once the URL is known
+    # to be usable, so that a mistyped one fails before the work, and pushes nothing.
+    failures_to: str | None = None
     try:
+        if pushgateway:
+            check_pushgateway(pushgateway, pushgateway_job)
+            failures_to = pushgateway
         criteria = [*_configured_criteria(ctx, config_path), *informational_criteria()]
         # Checked now, so that a mistyped path fails before any work.
         golden_paths = golden_files(list(goldens))
@@ -165,9 +173,11 @@ def replay_command(
             _write(junit, junit_xml(result))
     except TraceFormatError as exc:
         err.print(f"bad record (--strict): {exc.located()}")
+        _failed(failures_to, pushgateway_job, err)
         raise SystemExit(2) from None
     except TracescoreError as exc:
         err.print(f"error: {exc}")
+        _failed(failures_to, pushgateway_job, err)
         raise SystemExit(2) from None
     if not quiet:
         console = Console(highlight=False, stderr=report_to_stderr)
@@ -180,6 +190,7 @@ def replay_command(
         # A gate that scored nothing must not pass: an empty export, or traces from an
         # agent whose instrumentation is off, would otherwise read as "no failures".
         err.print(f"error: {_nothing_to_score(result.stats)}")
+        _failed(failures_to, pushgateway_job, err)
         raise SystemExit(2)
     if pushgateway:  # after the report: a gateway that is down loses nothing else
         try:
@@ -188,6 +199,16 @@ def replay_command(
             err.print(f"error: {exc}")
             raise SystemExit(2) from None
     raise SystemExit(1 if result.failed else 0)
+
+
+def _failed(url: str | None, job: str, err: Diagnostics) -> None:
+    """Tell the Pushgateway at ``url`` (if any) that this replay failed before scoring."""
+    if url is None:
+        return
+    try:
+        push_failure(url=url, job=job)
+    except TracescoreError as exc:  # said after the replay's own error; still exit 2
+        err.print(f"error: {exc}")
 
 
 def _load_goldens(paths: list[str]) -> list[GoldenSet]:

@@ -4,16 +4,21 @@ A replay is a batch job: nothing stays up to be scraped, so its metrics go to a
 Pushgateway, from which Prometheus scrapes them with the ``job`` label. One push
 replaces everything previously pushed under the same job (HTTP PUT), so the gateway
 always holds the latest replay of each job.
+
+A replay that fails before it can score (unreadable input, a broken config, nothing to
+score) pushes only the time it failed (:func:`push_failure`, HTTP POST): the last scores
+stay, and ``LAST_FAILURE > LAST_SUCCESS`` tells that they are no longer current. Without
+it the gateway would go on showing the last good night as if it were tonight's.
 """
 
 from __future__ import annotations
 
 import urllib.error
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 from urllib.parse import urlsplit
 
-from prometheus_client import CollectorRegistry, push_to_gateway
+from prometheus_client import CollectorRegistry, Gauge, push_to_gateway, pushadd_to_gateway
 from prometheus_client.metrics_core import Metric
 
 from tracescore.criteria.base import Criterion
@@ -21,7 +26,12 @@ from tracescore.exceptions import ConfigError, InputError
 from tracescore.scoring import InvocationResult
 from tracescore.sinks.prometheus import ScoreMetrics
 
-__all__ = ["push_results"]
+__all__ = ["LAST_FAILURE", "LAST_SUCCESS", "check_pushgateway", "push_failure", "push_results"]
+
+#: When the job's latest replay that scored ended (Unix time), pushed with its scores.
+LAST_SUCCESS: Final = "tracescore_replay_last_success_timestamp_seconds"
+#: When a replay of the job last failed before it could score (Unix time), pushed alone.
+LAST_FAILURE: Final = "tracescore_replay_last_failure_timestamp_seconds"
 
 #: Families a replay knows about. The receiver's series (spans received, queue depth,
 #: judge calls, ...) are left out: pushed as zeros they would claim a replay read nothing.
@@ -33,6 +43,7 @@ _PUSHED: Final = frozenset(
         "tracescore_score",
         "tracescore_score_mean",
         "tracescore_threshold",
+        LAST_SUCCESS,
     }
 )
 
@@ -61,9 +72,10 @@ def push_results(
     The metrics are those of :class:`~tracescore.sinks.prometheus.ScoreMetrics`, on a
     fresh registry: ``tracescore_invocations_total``, ``tracescore_evaluations_total``,
     ``tracescore_not_evaluated_total``, ``tracescore_score``, ``tracescore_score_mean``
-    (the mean over this replay) and ``tracescore_threshold``, all with the label
-    ``job``. The push replaces whatever the gateway held for ``job``. Exemplars are
-    not pushed: the Pushgateway takes the text format, which has none.
+    (the mean over this replay) and ``tracescore_threshold``, and :data:`LAST_SUCCESS`,
+    all with the label ``job``. The push replaces whatever the gateway held for ``job``
+    (a :data:`LAST_FAILURE` included). Exemplars are not pushed: the Pushgateway takes
+    the text format, which has none.
 
     Args:
         results: The replay's per-invocation results.
@@ -79,16 +91,61 @@ def push_results(
             message names the URL.
 
     """
-    target = _checked_url(url)
-    if not job:
-        raise ConfigError("the Pushgateway job name must not be empty")
+    target = check_pushgateway(url, job)
     registry = CollectorRegistry()
     metrics = ScoreMetrics(registry)
     metrics.set_thresholds(criteria)
     for result in results:
         metrics.record(result)
+    _last(LAST_SUCCESS, "When this job's latest replay that scored ended.", registry)
+    _push(push_to_gateway, target, job, _Only(registry, _PUSHED), url, timeout_s)
+
+
+def push_failure(*, url: str, job: str = "tracescore", timeout_s: float = 10.0) -> None:
+    """Record that a replay of ``job`` failed before it could score: :data:`LAST_FAILURE`.
+
+    Pushed with HTTP POST, which replaces only that metric of the job's group: the last
+    scores and their :data:`LAST_SUCCESS` stay. ``LAST_FAILURE > LAST_SUCCESS`` then says
+    the latest replay failed; the next one that scores removes it (its push is a PUT).
+
+    Raises:
+        ConfigError: as :func:`push_results`.
+        InputError: as :func:`push_results`.
+
+    """
+    target = check_pushgateway(url, job)
+    registry = CollectorRegistry()
+    _last(LAST_FAILURE, "When a replay of this job last failed before it could score.", registry)
+    _push(pushadd_to_gateway, target, job, registry, url, timeout_s)
+
+
+def check_pushgateway(url: str, job: str) -> str:
+    """The URL pushes go to (``http://`` added when there is no scheme).
+
+    Raises:
+        ConfigError: ``url`` is not an http(s) URL with a host, or ``job`` is empty.
+
+    """
+    target = _checked_url(url)
+    if not job:
+        raise ConfigError("the Pushgateway job name must not be empty")
+    return target
+
+
+def _last(name: str, documentation: str, registry: CollectorRegistry) -> None:
+    Gauge(name, documentation, registry=registry).set_to_current_time()
+
+
+def _push(
+    send: Callable[..., None],
+    target: str,
+    job: str,
+    registry: CollectorRegistry | _Only,
+    url: str,
+    timeout_s: float,
+) -> None:
     try:
-        push_to_gateway(target, job=job, registry=_Only(registry, _PUSHED), timeout=timeout_s)
+        send(target, job=job, registry=registry, timeout=timeout_s)
     except urllib.error.HTTPError as exc:
         # The gateway explains a refusal in the body (e.g. inconsistent metrics); one
         # line of it is enough for the error message.
