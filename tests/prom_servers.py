@@ -33,6 +33,17 @@ def binary(name: str) -> str:
     return found
 
 
+def promtool(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """Run ``promtool`` with ``args``; its exit code and output, never raising."""
+    return subprocess.run(
+        [binary("promtool"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as sock:

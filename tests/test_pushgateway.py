@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
 from bundled_examples import REPLAY_ARGS
-from prom_servers import binary, free_port, get, running
+from prom_servers import binary, free_port, get, promtool, running
 from tracescore.cli import main
 
 
@@ -290,11 +289,5 @@ def test_the_readmes_replay_alerts_fire_when_they_should(tmp_path: Path) -> None
         ],
     }
     (tmp_path / "tests.yml").write_text(orjson.dumps(tests).decode())  # JSON is YAML
-    done = subprocess.run(
-        [binary("promtool"), "test", "rules", str(tmp_path / "tests.yml")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = promtool("test", "rules", tmp_path / "tests.yml")
     assert done.returncode == 0, done.stdout + done.stderr

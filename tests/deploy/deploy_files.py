@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
-
-from prom_servers import binary
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -37,17 +34,6 @@ def rules(path: Path, kind: str) -> list[dict[str, Any]]:
 def alert_rules() -> list[dict[str, Any]]:
     """The alerting rules tracescore ships."""
     return rules(ALERT_RULES, "alert")
-
-
-def promtool(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """Run ``promtool`` with ``args``; its exit code and output, never raising."""
-    return subprocess.run(
-        [binary("promtool"), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def grafana_rules() -> list[dict[str, Any]]:

@@ -21,9 +21,10 @@ from deploy_files import (
     grafana_rules,
     load_yaml,
     panels,
-    promtool,
     query,
 )
+
+from prom_servers import promtool
 
 PROVISIONING = GRAFANA / "provisioning"
 #: Grafana's threshold expression types, as PromQL comparison operators.

@@ -18,9 +18,10 @@ from deploy_files import (
     RULE_TESTS,
     alert_rules,
     load_yaml,
-    promtool,
     rules,
 )
+
+from prom_servers import promtool
 
 RUNBOOK = "https://github.com/tracescore/tracescore/blob/main/docs/production.md#"
 

@@ -7,8 +7,9 @@ always holds the latest replay of each job.
 
 A replay that fails before it can score (unreadable input, a broken config, nothing to
 score) pushes only the time it failed (:func:`push_failure`, HTTP POST): the last scores
-stay, and ``LAST_FAILURE > LAST_SUCCESS`` tells that they are no longer current. Without
-it the gateway would go on showing the last good night as if it were tonight's.
+stay, and the failure, present until a replay scores again, tells that they are no
+longer current. Without it the gateway would go on showing the last good night as if it
+were tonight's.
 """
 
 from __future__ import annotations
@@ -105,8 +106,8 @@ def push_failure(*, url: str, job: str = "tracescore", timeout_s: float = 10.0) 
     """Record that a replay of ``job`` failed before it could score: :data:`LAST_FAILURE`.
 
     Pushed with HTTP POST, which replaces only that metric of the job's group: the last
-    scores and their :data:`LAST_SUCCESS` stay. ``LAST_FAILURE > LAST_SUCCESS`` then says
-    the latest replay failed; the next one that scores removes it (its push is a PUT).
+    scores and their :data:`LAST_SUCCESS` stay. The next replay that scores removes it
+    (its push is a PUT), so while it is there, the job's latest replay failed.
 
     Raises:
         ConfigError: as :func:`push_results`.
