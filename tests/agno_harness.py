@@ -91,11 +91,15 @@ def _weather_agent(model: OpenAIChat, **kwargs: Any) -> Agent:
     return Agent(name="weather_agent", model=model, tools=[get_weather], **kwargs)
 
 
-def _one(turns: Sequence[Turn], prompt: str) -> list[dict[str, Any]]:
+def _run(turns: Sequence[Turn], prompt: str, **kwargs: Any) -> RunOutput:
+    """The weather agent (made with ``kwargs``) run once on ``prompt``, the model scripted."""
     with FakeOpenAI(_bodies(turns)) as fake:
         model = OpenAIChat(id=MODEL, base_url=fake.base_url, api_key="test")
-        output = _weather_agent(model).run(prompt)
-    return [view(output, "weather_agent")]
+        return _weather_agent(model, **kwargs).run(prompt)
+
+
+def _one(turns: Sequence[Turn], prompt: str) -> list[dict[str, Any]]:
+    return [view(_run(turns, prompt), "weather_agent")]
 
 
 def sequential_tools() -> list[dict[str, Any]]:
@@ -199,6 +203,33 @@ def stop_after_tool_call() -> list[dict[str, Any]]:
     return [view(output, "announcer")]
 
 
+def tool_call_limit() -> list[dict[str, Any]]:
+    """A call past the agent's ``tool_call_limit``: agno answers it itself, "Tool call
+    limit reached. …", flagged ``tool_call_error``, and no tool span records it."""
+    turns: list[Turn] = [
+        [("get_weather", {"city": "Paris"}, "l1")],
+        [("get_weather", {"city": "Rome"}, "l2")],
+        "Paris: sunny. Rome: not looked up.",
+    ]
+    return _limited(turns, "Weather in Paris, then Rome?")
+
+
+def tool_call_limit_parallel() -> list[dict[str, Any]]:
+    """Two calls in one reply, the limit 1: the first runs, agno refuses the second."""
+    turns: list[Turn] = [
+        [("get_weather", {"city": "Oslo"}, "m1"), ("get_weather", {"city": "Bergen"}, "m2")],
+        "Oslo: sunny. Bergen: not looked up.",
+    ]
+    return _limited(turns, "Weather in Oslo and Bergen?")
+
+
+def _limited(turns: Sequence[Turn], prompt: str) -> list[dict[str, Any]]:
+    output = _run(turns, prompt, tool_call_limit=1)
+    refused = [m for m in output.messages or [] if m.role == "tool" and m.tool_call_error]
+    assert [str(m.content).startswith("Tool call limit reached") for m in refused] == [True]
+    return [view(output, "weather_agent")]
+
+
 @tool(requires_confirmation=True)
 def refund(order_id: int) -> str:
     """Refund an order, once a human confirms.
@@ -292,6 +323,8 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         thinking,
         structured_output,
         stop_after_tool_call,
+        tool_call_limit,
+        tool_call_limit_parallel,
     )
 }
 #: Runs that pause for a human (two runs each, one turn); recorded with ``--pausing``

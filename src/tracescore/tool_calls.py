@@ -286,6 +286,7 @@ def _pair_results(
     (parallel calls of one tool, the first answered by its span). Results can come in
     another order than the calls (LangChain's tool-call limit answers the calls past it
     before the tool runs the others): ids come first, where a result's is its call's.
+    A result marked failed that pairs with a call no span answered is its error too.
     """
     taken = [False] * len(results)
     pairs: dict[int, int] = {}
@@ -306,9 +307,16 @@ def _pair_results(
                 pairs[idx] = j
                 break
     for idx, j in pairs.items():
-        if calls[idx].result is None:
-            calls[idx] = replace(calls[idx], result=results[j].response)
+        call, res = calls[idx], results[j]
+        if call.result is None:
+            call = calls[idx] = replace(call, result=res.response)
             provenance["tool_results"] = source
+        if res.failed and call.span_id is None and call.error is None:
+            # A call the framework refused without running it (agno's tool-call limit):
+            # no span says it failed, the result fed back does (as in the history).
+            calls[idx] = replace(
+                call, error=res.response if isinstance(res.response, str) else "error"
+            )
 
 
 def _with_unmatched(
