@@ -24,6 +24,7 @@ from typing import Final
 
 from msgspec.structs import replace
 
+from tracescore.conventions.base import SpanView
 from tracescore.conventions.generic_io import INPUT_VALUE
 from tracescore.conventions.messages import Message, Part, ToolResultPart, decoded_json
 from tracescore.spans import SpanRecord
@@ -90,16 +91,16 @@ def failed_calls(span: SpanRecord) -> frozenset[str]:
     )
 
 
-def mark_failed(span: SpanRecord, messages: list[Message]) -> list[Message]:
+def mark_failed(view: SpanView, messages: list[Message]) -> list[Message]:
     """``messages`` (an agno model call's input) with the results agno says failed marked.
 
     Their ``failed`` flag makes a call no tool span answered take its result as its error
     too (:mod:`tracescore.tool_calls`). Only an input that holds tool results is looked
-    at again, in ``input.value``.
+    at again, in ``input.value`` (read once per view).
     """
     if not any(m.tool_results() for m in messages):
         return messages
-    failed = failed_calls(span)
+    failed = view.cached("agno.failed_calls", lambda: failed_calls(view.span))
     if not failed:
         return messages
     return [

@@ -329,7 +329,7 @@ class OpenInference(ConventionReader):
             return None
         msgs = flat.messages(flat.parse_flat(view)[0], "user")
         if view.span.scope == agno.SCOPE:  # the calls agno refused to run
-            msgs = agno.mark_failed(view.span, msgs)
+            msgs = agno.mark_failed(view, msgs)
         return Found(msgs, "llm.input_messages") if msgs else None
 
     def llm_output(self, view: SpanView) -> Found[list[Message]] | None:
