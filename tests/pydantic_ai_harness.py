@@ -212,6 +212,17 @@ def tool_retry() -> list[dict[str, Any]]:
     return [answered(weather_agent(model), "Weather in Atlantis?")]
 
 
+def unknown_tool() -> list[dict[str, Any]]:
+    """The model calls a tool that does not exist: pydantic-ai runs nothing (no tool span)
+    and asks for a retry ("Unknown tool name: 'get_wether'. …"), a failed call."""
+    model = scripted(
+        [("get_wether", {"city": "Paris"}, "u1")],
+        [("get_weather", {"city": "Paris"}, "u2")],
+        ["Paris: 21C."],
+    )
+    return [answered(weather_agent(model), "Weather in Paris?")]
+
+
 def tool_raises() -> list[dict[str, Any]]:
     model = scripted([("get_weather", {"city": "Boom"}, "c1")], ["never said"])
     return [failed_run(weather_agent(model), "Weather in Boom?")]
@@ -330,6 +341,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         parallel_tools,
         text_and_call,
         tool_retry,
+        unknown_tool,
         tool_raises,
         model_error,
         no_tools,
