@@ -248,6 +248,18 @@ def sequential_calls() -> list[dict[str, Any]]:
     return _one_run(script, "Oslo, then Bergen?")
 
 
+def unknown_function() -> list[dict[str, Any]]:
+    """The model calls a function the agent does not have: Agent Framework runs nothing
+    (no tool span) and answers 'Error: Requested function "get_wether" not found.', a
+    result with an exception, which the telemetry leaves out but for those words."""
+    script = _script(
+        (None, [("get_wether", {"city": "Oslo"}, "call_u")]),
+        (None, [("get_weather", {"city": "Oslo"}, "call_v")]),
+        ("Oslo is sunny.", ()),
+    )
+    return _one_run(script, "Oslo?")
+
+
 def no_tools_non_ascii() -> list[dict[str, Any]]:
     return _one_run(_script(("東京は晴れです。Ça va très bien.", ())), "東京の天気は？")
 
@@ -436,6 +448,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "thinking": thinking,
     "parallel_calls_one_raises": parallel_calls_one_raises,
     "sequential_calls": sequential_calls,
+    "unknown_function": unknown_function,
     "no_tools_non_ascii": no_tools_non_ascii,
     "three_turns": three_turns,
     "streamed": streamed,

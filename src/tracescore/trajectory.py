@@ -48,6 +48,7 @@ from tracescore.model import (
     ToolCall,
 )
 from tracescore.model_context import NO_CONTEXT, read_model_context
+from tracescore.refusals import refusals_failed
 from tracescore.run_errors import is_pause, pause, run_error
 from tracescore.run_ids import run_ids
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
@@ -176,6 +177,8 @@ def _build(
         (c.result is None or c.span_id is None) and c.error is None and c.id for c in calls
     ):
         calls = results_from_history(run, calls, provenance)
+    if any(c.span_id is None for c in calls):
+        calls = refusals_failed(calls)  # calls the framework answered itself, refusing them
 
     # ADK's eval reads a reply's thoughts as its text; every other framework's answer (a
     # pydantic-ai output, an OpenAI Agents final output) leaves them out.

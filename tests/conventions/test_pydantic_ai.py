@@ -190,44 +190,6 @@ def test_deferred_tool_requests_are_a_pause_not_an_answer(
     assert (stated.value if stated is not None else None) == answer
 
 
-def _history_results(result: str, name: str = "get_wether") -> list[tuple[str, bool]]:
-    """The tool results of a run history holding ``result`` for a call of ``name``."""
-    messages = [
-        {"role": "user", "parts": [{"type": "text", "content": "Weather?"}]},
-        {"role": "assistant", "parts": [{"type": "tool_call", "id": "u1", "name": name}]},
-        {
-            "role": "user",
-            "parts": [{"type": "tool_call_response", "id": "u1", "name": name, "result": result}],
-        },
-    ]
-    t = TraceBuilder()
-    run = t.span(
-        "invoke_agent a", {"agent_name": "a", "pydantic_ai.all_messages": to_json(messages)}
-    )
-    found = PydanticAI().history(SpanView(run))
-    assert found is not None
-    return [(str(p.response), p.failed) for m in found.value for p in m.tool_results()]
-
-
-@pytest.mark.parametrize(
-    ("result", "name", "failed"),
-    [
-        ("Unknown tool name: 'get_wether'. Available tools: 'get_weather'", "get_wether", True),
-        ("Unknown tool name: 'get_wether'. No tools available.", "get_wether", True),
-        ("Tool 'lookup' is not available yet: search for it first, then …", "lookup", True),
-        # Another tool's name, the tool's own words, or text merely like it: a result.
-        ("Unknown tool name: 'other'. Available tools: 'get_weather'", "get_wether", False),
-        ("unknown tool name: 'get_wether'. Available tools: 'x'", "get_wether", False),
-        ("Sunny. Unknown tool name: 'get_wether'. ", "get_wether", False),
-        ("21C in Paris", "get_weather", False),
-    ],
-)
-def test_pydantic_ai_s_refusal_of_a_call_it_did_not_run_is_marked_failed(
-    result: str, name: str, failed: bool
-) -> None:
-    assert _history_results(result, name) == [(result, failed)]
-
-
 def test_include_content_false_is_not_evaluable() -> None:
     spans = run_agent(DEFAULT_INSTRUMENTATION_VERSION, include_content=False)
     [inv] = build_invocations(spans)

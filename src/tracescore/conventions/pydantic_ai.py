@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from typing import Final
 
 import orjson
-from msgspec.structs import replace
 
 from tracescore.conventions.base import (
     ConventionReader,
@@ -41,13 +40,7 @@ from tracescore.conventions.genai_events import (
     legacy_message,
     legacy_messages,
 )
-from tracescore.conventions.messages import (
-    Message,
-    Part,
-    ToolResultPart,
-    decoded_json,
-    is_not_captured,
-)
+from tracescore.conventions.messages import Message, decoded_json, is_not_captured
 from tracescore.spans import SpanRecord
 
 __all__ = ["CAPTURE_HINT", "PydanticAI"]
@@ -150,16 +143,12 @@ class PydanticAI(ConventionReader):
         return Found("\n".join(texts), EVENTS) if texts else None
 
     def history(self, view: SpanView) -> Found[list[Message]] | None:
-        """The run's messages: ``pydantic_ai.all_messages``, else ``all_messages_events``.
-
-        pydantic-ai's refusals of a call it did not run are marked failed
-        (:func:`_refusals_marked`).
-        """
+        """The run's messages: ``pydantic_ai.all_messages``, else ``all_messages_events``."""
         attrs = view.span.attributes
         if ALL_MESSAGES in attrs:
             found = messages_attr(view, attrs[ALL_MESSAGES], ALL_MESSAGES)
             if found is not None and found.value:
-                return replace(found, value=_refusals_marked(found.value))
+                return found
         events = self._events(view, ALL_EVENTS)
         if not events:
             return None
@@ -169,7 +158,7 @@ class PydanticAI(ConventionReader):
             msg = legacy_message(name, payload)
             if msg is not None:
                 msgs.append(msg)
-        return Found(_refusals_marked(msgs), ALL_EVENTS) if msgs else None
+        return Found(msgs, ALL_EVENTS) if msgs else None
 
     def final_output(self, view: SpanView) -> Found[str] | None:
         """``final_result`` on the run span: the only text form of a structured output.
@@ -240,37 +229,3 @@ def _deferred(value: object) -> list[str] | None:
         return None
     names = [c.get("tool_name") for c in [*calls, *approvals] if isinstance(c, dict)]
     return [n for n in names if isinstance(n, str)]
-
-
-def _refusals_marked(messages: list[Message]) -> list[Message]:
-    """``messages`` with pydantic-ai's refusals of a call marked failed.
-
-    pydantic-ai answers a call of a tool it does not know, or one not available yet, by
-    asking the model to retry (``ModelRetry``: the return's ``outcome`` is ``retried``),
-    without running anything: no tool span says the call failed, and the telemetry's
-    ``tool_call_response`` leaves the outcome out. Its text does say it, in pydantic-ai's
-    own words (``tool_manager``): "Unknown tool name: 'get_wether'. …", "Tool 'x' is not
-    available yet: …". A call no span answered takes such a result as its error
-    (:func:`tracescore.history.results_from_history`).
-    """
-    if not any(_refused(p) for m in messages for p in m.tool_results()):
-        return messages
-    return [
-        replace(m, parts=tuple(_marked(p) for p in m.parts)) if m.tool_results() else m
-        for m in messages
-    ]
-
-
-def _refused(part: ToolResultPart) -> bool:
-    text, name = part.response, part.name
-    if not isinstance(text, str) or name is None:
-        return False
-    return text.startswith(
-        (f"Unknown tool name: {name!r}. ", f"Tool {name!r} is not available yet: ")
-    )
-
-
-def _marked(part: Part) -> Part:
-    if isinstance(part, ToolResultPart) and _refused(part):
-        return replace(part, failed=True)
-    return part

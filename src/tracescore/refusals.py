@@ -1,0 +1,53 @@
+"""Calls a framework refused without running them, told by the words it answers with.
+
+A model may call a tool that does not exist (a misspelt name) or is not available yet.
+Some frameworks then run nothing and answer the call themselves, so that the model can
+try again: no tool span records the call, and the answer that reaches the next model
+call (or the run's history) is a plain tool result. Their own record of the run marks
+the call failed; the telemetry says so only in the answer's words, which name the tool:
+
+* pydantic-ai (``tool_manager``): "Unknown tool name: 'get_wether'. Available tools: …",
+  "Tool 'lookup' is not available yet: …" (a ``ModelRetry``: the return's ``outcome`` is
+  ``retried``, which the telemetry's ``tool_call_response`` leaves out);
+* Microsoft Agent Framework (``_tools``): 'Error: Requested function "get_wether" not
+  found.' (a function result with an ``exception``).
+
+Only a call no span answered is read this way: a tool that ran has a span that says
+how it went. (agno answers "Error: The requested tool does not exist or is not
+available." and does not mark the call failed itself, so neither is it here.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from tracescore.conventions.messages import JsonValue
+from tracescore.model import ToolCall
+
+__all__ = ["refused", "refusals_failed"]
+
+
+def refused(name: str, result: JsonValue) -> bool:
+    """Whether ``result`` is a framework's refusal of a call of the tool ``name``."""
+    if not isinstance(result, str):
+        return False
+    return (
+        result.startswith(
+            (f"Unknown tool name: {name!r}. ", f"Tool {name!r} is not available yet: ")
+        )
+        or result == f'Error: Requested function "{name}" not found.'
+    )
+
+
+def refusals_failed(calls: Sequence[ToolCall]) -> list[ToolCall]:
+    """``calls``, those no span answered whose result is a refusal failed with it."""
+    return [
+        replace(call, error=call.result)
+        if call.span_id is None
+        and call.error is None
+        and isinstance(call.result, str)
+        and refused(call.name, call.result)
+        else call
+        for call in calls
+    ]

@@ -1,0 +1,61 @@
+"""Calls a framework refused without running them (tracescore.refusals)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracescore.conventions.messages import JsonValue
+from tracescore.model import ToolCall
+from tracescore.refusals import refusals_failed, refused
+
+_PYDANTIC_UNKNOWN = "Unknown tool name: 'get_wether'. Available tools: 'get_weather'"
+_MAF_UNKNOWN = 'Error: Requested function "get_wether" not found.'
+
+
+@pytest.mark.parametrize(
+    ("name", "result", "is_refusal"),
+    [
+        ("get_wether", _PYDANTIC_UNKNOWN, True),
+        ("get_wether", "Unknown tool name: 'get_wether'. No tools available.", True),
+        ("lookup", "Tool 'lookup' is not available yet: search for it first, then …", True),
+        ("get_wether", _MAF_UNKNOWN, True),
+        # Another tool's name, other words, or the words inside other text: a result.
+        ("other", _PYDANTIC_UNKNOWN, False),
+        ("other", _MAF_UNKNOWN, False),
+        ("get_wether", "unknown tool name: 'get_wether'. Available tools: 'x'", False),
+        ("get_wether", f"Sunny. {_PYDANTIC_UNKNOWN}", False),
+        ("get_wether", f"{_MAF_UNKNOWN} Try again.", False),
+        ("get_weather", "21C in Paris", False),
+        ("get_wether", {"error": _MAF_UNKNOWN}, False),
+        ("get_wether", None, False),
+    ],
+)
+def test_a_framework_s_words_for_a_call_it_refused(
+    name: str, result: JsonValue, is_refusal: bool
+) -> None:
+    assert refused(name, result) is is_refusal
+
+
+def test_a_refused_call_no_span_answered_fails_with_the_refusal() -> None:
+    calls = [
+        ToolCall(name="get_wether", id="u1", result=_MAF_UNKNOWN),
+        ToolCall(name="get_weather", id="u2", result="sunny", span_id="5" * 16),
+    ]
+    assert [(c.result, c.error) for c in refusals_failed(calls)] == [
+        (_MAF_UNKNOWN, _MAF_UNKNOWN),
+        ("sunny", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # A tool that ran (its span says how it went), even one that answers the same words.
+        ToolCall(name="get_wether", result=_PYDANTIC_UNKNOWN, span_id="5" * 16),
+        # An error already known stays.
+        ToolCall(name="get_wether", result=_PYDANTIC_UNKNOWN, error="RetryError"),
+        ToolCall(name="get_wether", result="Final result processed."),
+    ],
+)
+def test_anything_else_is_left_as_it_is(call: ToolCall) -> None:
+    assert refusals_failed([call]) == [call]
