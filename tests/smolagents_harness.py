@@ -224,6 +224,18 @@ def tool_raises() -> list[dict[str, Any]]:
     return _run(turns, "Weather in Atlantis?")
 
 
+def unknown_tool() -> list[dict[str, Any]]:
+    """The model calls a tool the agent does not have: smolagents runs nothing (no tool
+    span), the step ends in ``AgentToolExecutionError`` and the model is told in a user
+    message; the next step calls the right tool."""
+    turns = [
+        [("get_wether", {"city": "Oslo"}, "u1")],
+        [("get_weather", {"city": "Paris"}, "u2")],
+        [("final_answer", {"answer": "Paris: sunny."}, "u3")],
+    ]
+    return _run(turns, "Weather in Paris?")
+
+
 def direct_answer() -> list[dict[str, Any]]:
     return _run([[("final_answer", {"answer": "Bonjour ! Ça va ? 👋"}, "d1")]], "Dis bonjour.")
 
@@ -283,6 +295,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         sequential_tools,
         parallel_calls,
         tool_raises,
+        unknown_tool,
         direct_answer,
         max_steps,
         code_agent,

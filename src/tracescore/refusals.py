@@ -12,6 +12,9 @@ the call failed; the telemetry says so only in the answer's words, which name th
 * Microsoft Agent Framework (``_tools``): 'Error: Requested function "get_wether" not
   found.' (a function result with an ``exception``).
 
+smolagents tells the model in a user message instead, and its step span ends in error:
+those calls come as ``unknown`` (:func:`tracescore.conventions.smolagents.unknown_tools`).
+
 Only a call no span answered is read this way: a tool that ran has a span that says
 how it went. (agno answers "Error: The requested tool does not exist or is not
 available." and does not mark the call failed itself, so neither is it here.)
@@ -19,7 +22,7 @@ available." and does not mark the call failed itself, so neither is it here.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from tracescore.conventions.messages import JsonValue
@@ -40,14 +43,22 @@ def refused(name: str, result: JsonValue) -> bool:
     )
 
 
-def refusals_failed(calls: Sequence[ToolCall]) -> list[ToolCall]:
-    """``calls``, those no span answered whose result is a refusal failed with it."""
-    return [
-        replace(call, error=call.result)
-        if call.span_id is None
-        and call.error is None
-        and isinstance(call.result, str)
-        and refused(call.name, call.result)
-        else call
-        for call in calls
-    ]
+def refusals_failed(
+    calls: Sequence[ToolCall], unknown: Mapping[str, str] | None = None
+) -> list[ToolCall]:
+    """``calls``, those no span answered that the framework refused failed.
+
+    Refused: the result is a refusal (:func:`refused`), or the tool is among ``unknown``
+    (tool name -> the framework's error), which the run's spans say it did not know.
+    """
+    return [_failed_if_refused(call, unknown or {}) for call in calls]
+
+
+def _failed_if_refused(call: ToolCall, unknown: Mapping[str, str]) -> ToolCall:
+    if call.span_id is not None or call.error is not None:
+        return call
+    if call.name in unknown:
+        return replace(call, error=unknown[call.name])
+    if isinstance(call.result, str) and refused(call.name, call.result):
+        return replace(call, error=call.result)
+    return call

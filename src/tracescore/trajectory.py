@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from tracescore.conventions import smolagents
 from tracescore.conventions.adk import is_adk
 from tracescore.conventions.base import ConventionReader, Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message
@@ -178,7 +179,8 @@ def _build(
     ):
         calls = results_from_history(run, calls, provenance)
     if any(c.span_id is None for c in calls):
-        calls = refusals_failed(calls)  # calls the framework answered itself, refusing them
+        # Calls the framework answered itself, refusing them.
+        calls = refusals_failed(calls, smolagents.unknown_tools(run.spans))
 
     # ADK's eval reads a reply's thoughts as its text; every other framework's answer (a
     # pydantic-ai output, an OpenAI Agents final output) leaves them out.

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tracescore.conventions.smolagents import SCOPE, managed_call, tool_args
-from tracescore.spans import SpanRecord
+from tracescore.conventions.smolagents import SCOPE, managed_call, tool_args, unknown_tools
+from tracescore.spans import STATUS_ERROR, STATUS_OK, SpanRecord
 
 INPUTS = {"city": {"type": "string"}, "days": {"type": "integer"}}
 
@@ -72,3 +72,43 @@ def test_a_managed_agent_s_run_is_its_manager_s_call() -> None:
     assert (io.name, io.call_id, io.args) == ("researcher", None, None)
     assert io.result is not None and io.result.value == "Nice: sunny."
     assert managed_call(run(None)).result is None
+
+
+def _step(
+    status_message: str | None, *, scope: str = SCOPE, code: int = STATUS_ERROR
+) -> SpanRecord:
+    return SpanRecord(
+        trace_id="1" * 32,
+        span_id="2" * 16,
+        parent_span_id="3" * 16,
+        name="Step 1",
+        attributes={"openinference.span.kind": "CHAIN"},
+        status_code=code,
+        status_message=status_message,
+        scope=scope,
+    )
+
+
+_UNKNOWN = "AgentToolExecutionError: Unknown tool get_wether, should be one of: get_weather."
+
+
+def test_a_step_that_refused_an_unknown_tool_names_it() -> None:
+    other = _step("AgentToolExecutionError: Unknown tool lookup, should be one of: a, b.")
+    assert unknown_tools([_step(_UNKNOWN), other, _step(_UNKNOWN)]) == {
+        "get_wether": _UNKNOWN,
+        "lookup": "AgentToolExecutionError: Unknown tool lookup, should be one of: a, b.",
+    }
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        _step(_UNKNOWN, code=STATUS_OK),
+        _step(_UNKNOWN, scope="openinference.instrumentation.openai"),
+        _step("ConnectionError: no weather station in Atlantis"),
+        _step("Unknown tool get_wether"),  # no list of the tools it should be
+        _step(None),
+    ],
+)
+def test_anything_else_names_no_tool(span: SpanRecord) -> None:
+    assert unknown_tools([span]) == {}

@@ -44,6 +44,17 @@ def test_a_tool_that_raised_says_why(recorded: Path) -> None:
     assert inv.error is None  # the agent recovered and answered
 
 
+def test_a_call_of_a_tool_the_agent_lacks_fails_with_the_step_s_error(recorded: Path) -> None:
+    [inv] = imported(recorded / "unknown_tool.jsonl")
+    refused, looked_up, _ = inv.tool_calls
+    assert (refused.name, refused.span_id, refused.result) == ("get_wether", None, None)
+    assert refused.error == (
+        "AgentToolExecutionError: Unknown tool get_wether, should be one of: get_weather,"
+        " final_answer."
+    )
+    assert (looked_up.error, inv.error) == (None, None)  # the agent recovered and answered
+
+
 def test_a_managed_agent_is_a_run_of_its_own_called_by_its_manager(recorded: Path) -> None:
     """smolagents writes no tool span for a manager's call of its managed agent: the
     managed agent's run span is both the call's execution (its answer the call's
