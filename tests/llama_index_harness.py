@@ -150,6 +150,18 @@ def parallel_calls() -> list[dict[str, Any]]:
     return _run(script, _weather_agent, "Wetter in Zürich und Atlantis?")
 
 
+def unknown_tool() -> list[dict[str, Any]]:
+    """The model calls a tool the agent does not have: LlamaIndex runs nothing and answers
+    "Tool get_wether not found. …", a ``ToolOutput`` with ``is_error`` and no
+    ``raw_output``; the next reply calls the right tool."""
+    script: list[Reply] = [
+        (None, [("get_wether", {"city": "Paris"})]),
+        (None, [("get_weather", {"city": "Paris"})]),
+        ("Paris is sunny.", ()),
+    ]
+    return _run(script, _weather_agent, "Weather in Paris?")
+
+
 def sequential_tools() -> list[dict[str, Any]]:
     """Text beside a call, then a second call to another tool, then the answer."""
     script: list[Reply] = [
@@ -290,6 +302,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     for f in (
         parallel_calls,
         sequential_tools,
+        unknown_tool,
         not_streamed,
         thinking,
         direct_answer,

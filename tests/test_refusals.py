@@ -10,6 +10,7 @@ from tracescore.refusals import refusals_failed, refused
 
 _PYDANTIC_UNKNOWN = "Unknown tool name: 'get_wether'. Available tools: 'get_weather'"
 _MAF_UNKNOWN = 'Error: Requested function "get_wether" not found.'
+_LLAMA_INDEX_UNKNOWN = "Tool get_wether not found. Please select a tool that is available."
 
 
 @pytest.mark.parametrize(
@@ -19,6 +20,8 @@ _MAF_UNKNOWN = 'Error: Requested function "get_wether" not found.'
         ("get_wether", "Unknown tool name: 'get_wether'. No tools available.", True),
         ("lookup", "Tool 'lookup' is not available yet: search for it first, then …", True),
         ("get_wether", _MAF_UNKNOWN, True),
+        ("get_wether", _LLAMA_INDEX_UNKNOWN, True),
+        ("other", _LLAMA_INDEX_UNKNOWN, False),
         # Another tool's name, other words, or the words inside other text: a result.
         ("other", _PYDANTIC_UNKNOWN, False),
         ("other", _MAF_UNKNOWN, False),
@@ -40,10 +43,13 @@ def test_a_refused_call_no_span_answered_fails_with_the_refusal() -> None:
     calls = [
         ToolCall(name="get_wether", id="u1", result=_MAF_UNKNOWN),
         ToolCall(name="get_weather", id="u2", result="sunny", span_id="5" * 16),
+        # LlamaIndex reports no result for it: the words are the error alone.
+        ToolCall(name="get_wether", id="u3", result=_LLAMA_INDEX_UNKNOWN),
     ]
     assert [(c.result, c.error) for c in refusals_failed(calls)] == [
         (_MAF_UNKNOWN, _MAF_UNKNOWN),
         ("sunny", None),
+        (None, _LLAMA_INDEX_UNKNOWN),
     ]
 
 

@@ -10,7 +10,12 @@ the call failed; the telemetry says so only in the answer's words, which name th
   "Tool 'lookup' is not available yet: …" (a ``ModelRetry``: the return's ``outcome`` is
   ``retried``, which the telemetry's ``tool_call_response`` leaves out);
 * Microsoft Agent Framework (``_tools``): 'Error: Requested function "get_wether" not
-  found.' (a function result with an ``exception``).
+  found.' (a function result with an ``exception``);
+* LlamaIndex's agents (``BaseWorkflowAgent``): "Tool get_wether not found. Please select a
+  tool that is available." (a ``ToolOutput`` with ``is_error``, whose ``raw_output``, the
+  result LlamaIndex reports, is None: the words are only what the model was told, so
+  they are the call's error and not its result). Under OpenInference only: OpenLLMetry
+  writes the call's step, which says so itself.
 
 smolagents tells the model in a user message instead, and its step span ends in error:
 those calls come as ``unknown`` (:func:`tracescore.conventions.smolagents.unknown_tools`).
@@ -40,7 +45,13 @@ def refused(name: str, result: JsonValue) -> bool:
             (f"Unknown tool name: {name!r}. ", f"Tool {name!r} is not available yet: ")
         )
         or result == f'Error: Requested function "{name}" not found.'
+        or _no_result(name, result)
     )
+
+
+def _no_result(name: str, result: str) -> bool:
+    """A refusal the framework reports no result for (LlamaIndex's), only the words."""
+    return result == f"Tool {name} not found. Please select a tool that is available."
 
 
 def refusals_failed(
@@ -60,5 +71,6 @@ def _failed_if_refused(call: ToolCall, unknown: Mapping[str, str]) -> ToolCall:
     if call.name in unknown:
         return replace(call, error=unknown[call.name])
     if isinstance(call.result, str) and refused(call.name, call.result):
-        return replace(call, error=call.result)
+        kept = None if _no_result(call.name, call.result) else call.result
+        return replace(call, result=kept, error=call.result)
     return call
