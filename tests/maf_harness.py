@@ -260,6 +260,18 @@ def unknown_function() -> list[dict[str, Any]]:
     return _one_run(script, "Oslo?")
 
 
+def bad_arguments() -> list[dict[str, Any]]:
+    """Arguments the function's schema refuses: Agent Framework runs nothing (no tool
+    span) and answers "Error: Argument parsing failed.", a result with an exception; the
+    model calls again, right, and that call alone has a span."""
+    script = _script(
+        (None, [("get_weather", {"town": "Oslo"}, "call_b")]),
+        (None, [("get_weather", {"city": "Oslo"}, "call_c")]),
+        ("Oslo is sunny.", ()),
+    )
+    return _one_run(script, "Oslo?")
+
+
 def no_tools_non_ascii() -> list[dict[str, Any]]:
     return _one_run(_script(("東京は晴れです。Ça va très bien.", ())), "東京の天気は？")
 
@@ -449,6 +461,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "parallel_calls_one_raises": parallel_calls_one_raises,
     "sequential_calls": sequential_calls,
     "unknown_function": unknown_function,
+    "bad_arguments": bad_arguments,
     "no_tools_non_ascii": no_tools_non_ascii,
     "three_turns": three_turns,
     "streamed": streamed,

@@ -20,6 +20,9 @@ _LLAMA_INDEX_UNKNOWN = "Tool get_wether not found. Please select a tool that is 
         ("get_wether", "Unknown tool name: 'get_wether'. No tools available.", True),
         ("lookup", "Tool 'lookup' is not available yet: search for it first, then …", True),
         ("get_wether", _MAF_UNKNOWN, True),
+        ("get_weather", "Error: Argument parsing failed.", True),
+        ("get_weather", "Error: Argument parsing failed. Exception: city: Field required", True),
+        ("get_weather", "Error: Argument parsing failed; retrying", False),
         ("get_wether", _LLAMA_INDEX_UNKNOWN, True),
         ("other", _LLAMA_INDEX_UNKNOWN, False),
         # Another tool's name, other words, or the words inside other text: a result.

@@ -387,6 +387,46 @@ def test_a_result_from_the_next_request_is_the_calls_own_not_a_siblings() -> Non
     ]
 
 
+def test_a_call_no_span_ran_takes_no_later_call_s_execution_by_name() -> None:
+    """Agent Framework refuses arguments that do not validate without running the tool:
+    the model calls again with others, and only that call has a span. The first call
+    does not take it (by name and order), and fails with the framework's words."""
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    first = reply(call("t", {"town": "Oslo"}, "c1"))
+    chat(tb, root, [user("q")], first)
+    refused = {
+        "role": "tool",
+        "parts": [
+            {
+                "type": "tool_call_response",
+                "id": "c1",
+                "response": "Error: Argument parsing failed.",
+            }
+        ],
+    }
+    second = reply(call("t", {"city": "Oslo"}, "c2"))
+    chat(tb, root, [user("q"), *first, refused], second)
+    tool(tb, root, "t", {"city": "Oslo"}, "sunny", "c2")
+    answered = {
+        "role": "tool",
+        "parts": [{"type": "tool_call_response", "id": "c2", "response": "sunny"}],
+    }
+    chat(tb, root, [user("q"), *first, refused, *second, answered], reply(text("Oslo: sunny.")))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.id, c.args, c.result, c.error, c.span_id is None) for c in inv.tool_calls] == [
+        (
+            "c1",
+            {"town": "Oslo"},
+            "Error: Argument parsing failed.",
+            "Error: Argument parsing failed.",
+            True,
+        ),
+        ("c2", {"city": "Oslo"}, "sunny", None, False),
+    ]
+    assert inv.warnings == ()
+
+
 def test_a_tool_spans_result_in_its_output_messages() -> None:
     """Strands' attributes-only mode: a failed tool's result is only a response part."""
     tb = TraceBuilder()

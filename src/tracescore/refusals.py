@@ -1,6 +1,7 @@
 """Calls a framework refused without running them, told by the words it answers with.
 
-A model may call a tool that does not exist (a misspelt name) or is not available yet.
+A model may call a tool that does not exist (a misspelt name) or is not available yet,
+or with arguments the tool's schema refuses.
 Some frameworks then run nothing and answer the call themselves, so that the model can
 try again: no tool span records the call, and the answer that reaches the next model
 call (or the run's history) is a plain tool result. Their own record of the run marks
@@ -10,7 +11,9 @@ the call failed; the telemetry says so only in the answer's words, which name th
   "Tool 'lookup' is not available yet: …" (a ``ModelRetry``: the return's ``outcome`` is
   ``retried``, which the telemetry's ``tool_call_response`` leaves out);
 * Microsoft Agent Framework (``_tools``): 'Error: Requested function "get_wether" not
-  found.' (a function result with an ``exception``);
+  found.', and for arguments that do not validate, "Error: Argument parsing failed."
+  (with " Exception: …" when detailed errors are on): function results with an
+  ``exception``, the function never run;
 * LlamaIndex's agents (``BaseWorkflowAgent``): "Tool get_wether not found. Please select a
   tool that is available." (a ``ToolOutput`` with ``is_error``, whose ``raw_output``, the
   result LlamaIndex reports, is None: the words are only what the model was told, so
@@ -29,24 +32,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Final
 
 from tracescore.conventions.messages import JsonValue
 from tracescore.model import ToolCall
 
 __all__ = ["refused", "refusals_failed"]
 
+#: Agent Framework's result for arguments that do not validate (it names no tool).
+_BAD_ARGUMENTS: Final = "Error: Argument parsing failed."
+
 
 def refused(name: str, result: JsonValue) -> bool:
     """Whether ``result`` is a framework's refusal of a call of the tool ``name``."""
     if not isinstance(result, str):
         return False
-    return (
-        result.startswith(
-            (f"Unknown tool name: {name!r}. ", f"Tool {name!r} is not available yet: ")
-        )
-        or result == f'Error: Requested function "{name}" not found.'
-        or _no_result(name, result)
+    starts = (
+        f"Unknown tool name: {name!r}. ",  # pydantic-ai
+        f"Tool {name!r} is not available yet: ",  # pydantic-ai
+        f"{_BAD_ARGUMENTS} Exception: ",  # Agent Framework, with detailed errors
     )
+    whole = (f'Error: Requested function "{name}" not found.', _BAD_ARGUMENTS)  # Agent Framework
+    return result.startswith(starts) or result in whole or _no_result(name, result)
 
 
 def _no_result(name: str, result: str) -> bool:

@@ -12,7 +12,7 @@ warning: dropping them would lose real calls.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import replace
 from typing import Final
 
@@ -169,13 +169,17 @@ def join_calls(
     ``from_code`` says the model's code ran them (a code agent's).
     """
     by_id = {e.call_id: e for e in execs if e.call_id}
+    # Executions another call asks for by id are that call's: never taken by name (a call
+    # the framework refused before running it, Agent Framework's for arguments that do
+    # not parse, would take the next call's execution of the same tool).
+    claimed = {p.id for r in responses for p in r.message.tool_calls() if p.id in by_id}
     calls: list[ToolCall] = []
     origin: list[ModelReply] = []
     for resp in responses:
         for part in resp.message.tool_calls():
             match = by_id.get(part.id) if part.id else None
             if match is None or match.used:
-                match = _by_name(execs, part)
+                match = _by_name(execs, part, claimed)
             origin.append(resp)
             if match is None:
                 calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
@@ -217,17 +221,22 @@ def join_calls(
     return _with_unmatched(calls, unmatched, None if from_code else warnings)
 
 
-def _by_name(execs: list[Execution], part: ToolCallPart) -> Execution | None:
+def _by_name(
+    execs: list[Execution], part: ToolCallPart, claimed: Set[str] = frozenset()
+) -> Execution | None:
     """The first unused execution of ``part``'s tool; of several, one with its arguments.
 
     Executions are in start order, which is the calls' order except across concurrent
     branches (ADK's ParallelAgent): there two calls of one tool are told apart by what
     they were called with. The first one is taken when none has the same arguments
-    (arguments an execution span does not record, or records otherwise).
+    (arguments an execution span does not record, or records otherwise). One whose id
+    is in ``claimed`` (another call's id) is never taken.
     """
     first: Execution | None = None
     for e in execs:
         if e.used or e.name != part.name:
+            continue
+        if e.call_id in claimed and e.call_id != part.id:
             continue
         if first is None:
             first = e
