@@ -236,6 +236,18 @@ def unknown_tool() -> list[dict[str, Any]]:
     return _run(turns, "Weather in Paris?")
 
 
+def bad_arguments() -> list[dict[str, Any]]:
+    """Arguments the tool's inputs refuse: smolagents runs nothing (no tool span), the
+    step ends in ``AgentToolCallError``; the next call, of the same tool with its own
+    arguments, is the one its tool span ran."""
+    turns = [
+        [("get_weather", {"town": "Oslo", "city": "Oslo"}, "b1")],
+        [("get_weather", {"city": "Paris"}, "b2")],
+        [("final_answer", {"answer": "Paris: sunny."}, "b3")],
+    ]
+    return _run(turns, "Weather in Paris?")
+
+
 def direct_answer() -> list[dict[str, Any]]:
     return _run([[("final_answer", {"answer": "Bonjour ! Ça va ? 👋"}, "d1")]], "Dis bonjour.")
 
@@ -296,6 +308,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         parallel_calls,
         tool_raises,
         unknown_tool,
+        bad_arguments,
         direct_answer,
         max_steps,
         code_agent,

@@ -70,13 +70,14 @@ def test_anything_else_is_left_as_it_is(call: ToolCall) -> None:
     assert refusals_failed([call]) == [call]
 
 
-def test_a_call_of_a_tool_the_spans_say_was_unknown_fails_with_their_error() -> None:
-    """smolagents: the step's error names the tool; the model was told in a user message,
-    so no result came back."""
-    error = "AgentToolExecutionError: Unknown tool get_wether, should be one of: get_weather."
+def test_a_call_whose_step_failed_fails_with_the_step_s_error() -> None:
+    """smolagents: the model was told in a user message, so no result came back."""
+    error = "AgentToolCallError: Argument town is not in the tool's input schema"
     calls = [
-        ToolCall(name="get_wether", id="u1"),
-        ToolCall(name="get_wether", id="u2", span_id="5" * 16),  # one that ran keeps its span's
-        ToolCall(name="get_weather", id="u3"),
+        ToolCall(name="get_weather", id="b1"),
+        ToolCall(name="get_weather", id="b2", span_id="5" * 16),  # one that ran keeps its span's
+        ToolCall(name="get_weather", id="b3"),
+        ToolCall(name="get_weather"),  # no id: nothing to tell it by
     ]
-    assert [c.error for c in refusals_failed(calls, {"get_wether": error})] == [error, None, None]
+    step_errors = {"b1": error, "b2": error}
+    assert [c.error for c in refusals_failed(calls, step_errors)] == [error, None, None, None]

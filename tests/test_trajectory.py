@@ -427,6 +427,25 @@ def test_a_call_no_span_ran_takes_no_later_call_s_execution_by_name() -> None:
     assert inv.warnings == ()
 
 
+def test_an_execution_without_id_is_the_call_s_with_its_arguments_before_an_earlier_one_s() -> None:
+    """Tool spans that record no call id (smolagents'): the first call, which nothing ran
+    (its arguments refused), does not take by order the span of the second, whose
+    arguments it records."""
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    first = reply(call("t", {"town": "Oslo"}, "c1"))
+    chat(tb, root, [user("q")], first)
+    second = reply(call("t", {"city": "Paris"}, "c2"))
+    chat(tb, root, [user("q"), *first], second)
+    tool(tb, root, "t", {"city": "Paris"}, "sunny")
+    chat(tb, root, [user("q"), *first, *second], reply(text("Paris: sunny.")))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.id, c.result, c.span_id is None) for c in inv.tool_calls] == [
+        ("c1", None, True),
+        ("c2", "sunny", False),
+    ]
+
+
 def test_a_tool_spans_result_in_its_output_messages() -> None:
     """Strands' attributes-only mode: a failed tool's result is only a response part."""
     tb = TraceBuilder()

@@ -20,8 +20,8 @@ the call failed; the telemetry says so only in the answer's words, which name th
   they are the call's error and not its result). Under OpenInference only: OpenLLMetry
   writes the call's step, which says so itself.
 
-smolagents tells the model in a user message instead, and its step span ends in error:
-those calls come as ``unknown`` (:func:`tracescore.conventions.smolagents.unknown_tools`).
+smolagents tells the model in a user message instead, and the step span of the model
+call that made the call ends in error (:func:`step_failures`).
 
 Only a call no span answered is read this way: a tool that ran has a span that says
 how it went. (agno answers "Error: The requested tool does not exist or is not
@@ -34,10 +34,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Final
 
+from tracescore.conventions import smolagents
+from tracescore.conventions.base import ConventionReader
 from tracescore.conventions.messages import JsonValue
+from tracescore.conventions.registry import first_found
 from tracescore.model import ToolCall
+from tracescore.trace_tree import AgentRun, LlmStep
 
-__all__ = ["refused", "refusals_failed"]
+__all__ = ["refusals_failed", "refused", "step_failures"]
 
 #: Agent Framework's result for arguments that do not validate (it names no tool).
 _BAD_ARGUMENTS: Final = "Error: Argument parsing failed."
@@ -61,22 +65,44 @@ def _no_result(name: str, result: str) -> bool:
     return result == f"Tool {name} not found. Please select a tool that is available."
 
 
+def step_failures(run: AgentRun, llm_steps: Sequence[LlmStep]) -> dict[str, str]:
+    """Call id -> the error of the failed smolagents step whose model call made the call."""
+    failed = {
+        span.span_id: error
+        for span in run.spans
+        if (error := smolagents.failed_step(span)) is not None
+    }
+    if not failed:
+        return {}
+    found: dict[str, str] = {}
+    for step in llm_steps:
+        error = failed.get(step.view.span.parent_span_id or "")
+        if error is None:
+            continue
+        output = first_found(step.views, ConventionReader.llm_output)
+        for message in output.value if output is not None else ():
+            for part in message.tool_calls():
+                if part.id:
+                    found.setdefault(part.id, error)
+    return found
+
+
 def refusals_failed(
-    calls: Sequence[ToolCall], unknown: Mapping[str, str] | None = None
+    calls: Sequence[ToolCall], step_errors: Mapping[str, str] | None = None
 ) -> list[ToolCall]:
     """``calls``, those no span answered that the framework refused failed.
 
-    Refused: the result is a refusal (:func:`refused`), or the tool is among ``unknown``
-    (tool name -> the framework's error), which the run's spans say it did not know.
+    Refused: the result is a refusal (:func:`refused`), or the call's id is among
+    ``step_errors`` (:func:`step_failures`: call id -> the framework's error).
     """
-    return [_failed_if_refused(call, unknown or {}) for call in calls]
+    return [_failed_if_refused(call, step_errors or {}) for call in calls]
 
 
-def _failed_if_refused(call: ToolCall, unknown: Mapping[str, str]) -> ToolCall:
+def _failed_if_refused(call: ToolCall, step_errors: Mapping[str, str]) -> ToolCall:
     if call.span_id is not None or call.error is not None:
         return call
-    if call.name in unknown:
-        return replace(call, error=unknown[call.name])
+    if call.id is not None and call.id in step_errors:
+        return replace(call, error=step_errors[call.id])
     if isinstance(call.result, str) and refused(call.name, call.result):
         kept = None if _no_result(call.name, call.result) else call.result
         return replace(call, result=kept, error=call.result)

@@ -173,34 +173,31 @@ def join_calls(
     # the framework refused before running it, Agent Framework's for arguments that do
     # not parse, would take the next call's execution of the same tool).
     claimed = {p.id for r in responses for p in r.message.tool_calls() if p.id in by_id}
+    asked = [(resp, part) for resp in responses for part in resp.message.tool_calls()]
+    matches = _matches(asked, execs, by_id, claimed)
     calls: list[ToolCall] = []
     origin: list[ModelReply] = []
-    for resp in responses:
-        for part in resp.message.tool_calls():
-            match = by_id.get(part.id) if part.id else None
-            if match is None or match.used:
-                match = _by_name(execs, part, claimed)
-            origin.append(resp)
-            if match is None:
-                calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
-                continue
-            match.used = True
-            span = match.span
-            calls.append(
-                ToolCall(
-                    name=part.name,
-                    args=part.args if part.args is not None else match.args,
-                    # The execution's id is the framework's own (ADK: ``adk-…``);
-                    # model-side ids may be synthesized per message.
-                    id=match.call_id or part.id,
-                    result=match.result,
-                    error=match.error,
-                    agent=resp.agent or match.agent,
-                    start_ns=span.start_ns,
-                    end_ns=span.end_ns,
-                    span_id=span.span_id,
-                )
+    for (resp, part), match in zip(asked, matches, strict=True):
+        origin.append(resp)
+        if match is None:
+            calls.append(ToolCall(name=part.name, args=part.args, id=part.id, agent=resp.agent))
+            continue
+        span = match.span
+        calls.append(
+            ToolCall(
+                name=part.name,
+                args=part.args if part.args is not None else match.args,
+                # The execution's id is the framework's own (ADK: ``adk-…``);
+                # model-side ids may be synthesized per message.
+                id=match.call_id or part.id,
+                result=match.result,
+                error=match.error,
+                agent=resp.agent or match.agent,
+                start_ns=span.start_ns,
+                end_ns=span.end_ns,
+                span_id=span.span_id,
             )
+        )
     if calls:
         provenance["tool_calls"] = provenance.get("responses", "model output")
     # Each reply's calls, for those that lack a result: all of them pair with the results
@@ -219,6 +216,52 @@ def join_calls(
             _results_from_next_request(calls, indices, resp.step, llm_steps, provenance)
     unmatched = [e for e in execs if not e.used]
     return _with_unmatched(calls, unmatched, None if from_code else warnings)
+
+
+def _matches(
+    asked: list[tuple[ModelReply, ToolCallPart]],
+    execs: list[Execution],
+    by_id: dict[str, Execution],
+    claimed: Set[str],
+) -> list[Execution | None]:
+    """Each call's execution (or None), in three passes; each execution taken once.
+
+    By id first; then by tool name and the same arguments; then by tool name and order.
+    An execution with a later call's arguments is that call's before it is an earlier
+    call's by order: smolagents' tool spans carry no call id, and a call the framework
+    refused without running it (arguments its schema refuses) would take the next
+    call's execution of the same tool.
+    """
+    matches: list[Execution | None] = [None] * len(asked)
+    for i, (_, part) in enumerate(asked):
+        match = by_id.get(part.id) if part.id else None
+        if match is not None and not match.used:
+            match.used = True
+            matches[i] = match
+    for i, (_, part) in enumerate(asked):
+        if matches[i] is None and part.args is not None:
+            match = next(
+                (
+                    e
+                    for e in execs
+                    if not e.used
+                    and e.name == part.name
+                    and (e.call_id not in claimed or e.call_id == part.id)
+                    and e.args is not None
+                    and _same_args(e.args, part.args)
+                ),
+                None,
+            )
+            if match is not None:
+                match.used = True
+                matches[i] = match
+    for i, (_, part) in enumerate(asked):
+        if matches[i] is None:
+            match = _by_name(execs, part, claimed)
+            if match is not None:
+                match.used = True
+                matches[i] = match
+    return matches
 
 
 def _by_name(

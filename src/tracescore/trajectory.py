@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from tracescore.conventions import smolagents
 from tracescore.conventions.adk import is_adk
 from tracescore.conventions.base import ConventionReader, Found, ReadReply, SpanView
 from tracescore.conventions.messages import Message
@@ -49,7 +48,7 @@ from tracescore.model import (
     ToolCall,
 )
 from tracescore.model_context import NO_CONTEXT, read_model_context
-from tracescore.refusals import refusals_failed
+from tracescore.refusals import refusals_failed, step_failures
 from tracescore.run_errors import is_pause, pause, run_error
 from tracescore.run_ids import run_ids
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
@@ -180,7 +179,7 @@ def _build(
         calls = results_from_history(run, calls, provenance)
     if any(c.span_id is None for c in calls):
         # Calls the framework answered itself, refusing them.
-        calls = refusals_failed(calls, smolagents.unknown_tools(run.spans))
+        calls = refusals_failed(calls, step_failures(run, llm_steps))
 
     # ADK's eval reads a reply's thoughts as its text; every other framework's answer (a
     # pydantic-ai output, an OpenAI Agents final output) leaves them out.

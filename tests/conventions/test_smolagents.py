@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tracescore.conventions.smolagents import SCOPE, managed_call, tool_args, unknown_tools
+from tracescore.conventions.smolagents import SCOPE, failed_step, managed_call, tool_args
 from tracescore.spans import STATUS_ERROR, STATUS_OK, SpanRecord
 
 INPUTS = {"city": {"type": "string"}, "days": {"type": "integer"}}
@@ -75,14 +75,18 @@ def test_a_managed_agent_s_run_is_its_manager_s_call() -> None:
 
 
 def _step(
-    status_message: str | None, *, scope: str = SCOPE, code: int = STATUS_ERROR
+    status_message: str | None,
+    *,
+    scope: str = SCOPE,
+    code: int = STATUS_ERROR,
+    kind: str = "CHAIN",
 ) -> SpanRecord:
     return SpanRecord(
         trace_id="1" * 32,
         span_id="2" * 16,
         parent_span_id="3" * 16,
         name="Step 1",
-        attributes={"openinference.span.kind": "CHAIN"},
+        attributes={"openinference.span.kind": kind},
         status_code=code,
         status_message=status_message,
         scope=scope,
@@ -92,12 +96,8 @@ def _step(
 _UNKNOWN = "AgentToolExecutionError: Unknown tool get_wether, should be one of: get_weather."
 
 
-def test_a_step_that_refused_an_unknown_tool_names_it() -> None:
-    other = _step("AgentToolExecutionError: Unknown tool lookup, should be one of: a, b.")
-    assert unknown_tools([_step(_UNKNOWN), other, _step(_UNKNOWN)]) == {
-        "get_wether": _UNKNOWN,
-        "lookup": "AgentToolExecutionError: Unknown tool lookup, should be one of: a, b.",
-    }
+def test_a_failed_step_states_its_error() -> None:
+    assert failed_step(_step(_UNKNOWN)) == _UNKNOWN
 
 
 @pytest.mark.parametrize(
@@ -105,10 +105,10 @@ def test_a_step_that_refused_an_unknown_tool_names_it() -> None:
     [
         _step(_UNKNOWN, code=STATUS_OK),
         _step(_UNKNOWN, scope="openinference.instrumentation.openai"),
-        _step("ConnectionError: no weather station in Atlantis"),
-        _step("Unknown tool get_wether"),  # no list of the tools it should be
+        _step(_UNKNOWN, kind="AGENT"),  # the run, not a step
         _step(None),
+        _step(""),
     ],
 )
-def test_anything_else_names_no_tool(span: SpanRecord) -> None:
-    assert unknown_tools([span]) == {}
+def test_any_other_span_states_no_step_error(span: SpanRecord) -> None:
+    assert failed_step(span) is None

@@ -25,22 +25,18 @@ its ``forward`` takes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Final, cast
 
 from tracescore.conventions.base import Found, ToolIO
 from tracescore.conventions.messages import JsonValue
 from tracescore.spans import STATUS_ERROR, SpanRecord
 
-__all__ = ["RUN_SUFFIX", "SCOPE", "is_run", "managed_call", "tool_args", "unknown_tools"]
+__all__ = ["RUN_SUFFIX", "SCOPE", "failed_step", "is_run", "managed_call", "tool_args"]
 
 SCOPE: Final = "openinference.instrumentation.smolagents"
 #: The suffix of a run span's name, after the agent's name.
 RUN_SUFFIX: Final = ".run"
 _BOUND: Final = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
-#: How smolagents (``agents.py``) refuses a call of a tool the agent does not have.
-_UNKNOWN: Final = "Unknown tool "
-_ONE_OF: Final = ", should be one of: "
 
 
 def is_run(span: SpanRecord) -> bool:
@@ -90,21 +86,19 @@ def managed_call(span: SpanRecord) -> ToolIO:
     return ToolIO(name=span.name.removesuffix(RUN_SUFFIX) or None, call_id=None, result=result)
 
 
-def unknown_tools(spans: Iterable[SpanRecord]) -> dict[str, str]:
-    """The tools a smolagents step refused as unknown, each with that step's error.
+def failed_step(span: SpanRecord) -> str | None:
+    """The error a failed smolagents step span states (its status message), else None.
 
-    A ``ToolCallingAgent`` whose model calls a tool the agent does not have runs nothing
-    (no tool span): the step ends in ``AgentToolExecutionError: Unknown tool get_wether,
-    should be one of: get_weather, final_answer.`` (its span's status), and the model is
-    told so in a user message, not a tool result.
+    A ``ToolCallingAgent`` step whose call smolagents refused runs no tool (no tool
+    span): a tool the agent does not have, ``AgentToolExecutionError: Unknown tool
+    get_wether, should be one of: …``; arguments the tool's inputs refuse,
+    ``AgentToolCallError: Argument town is not in the tool's input schema``. The model
+    is told in a user message, not a tool result.
     """
-    found: dict[str, str] = {}
-    for span in spans:
-        if span.scope != SCOPE or span.status_code != STATUS_ERROR or not span.status_message:
-            continue
-        message = span.status_message
-        start = message.find(_UNKNOWN)
-        end = message.find(_ONE_OF, start) if start >= 0 else -1
-        if end > start:
-            found.setdefault(message[start + len(_UNKNOWN) : end], message)
-    return found
+    if (
+        span.scope != SCOPE
+        or span.status_code != STATUS_ERROR
+        or span.attributes.get("openinference.span.kind") != "CHAIN"
+    ):
+        return None
+    return span.status_message or None
