@@ -446,6 +446,23 @@ def test_an_execution_without_id_is_the_call_s_with_its_arguments_before_an_earl
     ]
 
 
+def test_calls_sharing_an_id_take_its_executions_in_order() -> None:
+    """LlamaIndex's call ids are the tool's name: two calls of one tool share one. Each
+    takes the executions of that id in order (the first was once given the last)."""
+    tb = TraceBuilder()
+    root = agent(tb, "a")
+    calls = reply(call("t", {"city": "Zürich"}, "t"), call("t", {"city": "Atlantis"}, "t"))
+    chat(tb, root, [user("q")], calls)
+    tool(tb, root, "t", None, "sunny", "t")
+    tool(tb, root, "t", None, "no station", "t")
+    chat(tb, root, [user("q"), *calls], reply(text("done")))
+    [inv] = build_invocations(tb.spans)
+    assert [(c.args, c.result) for c in inv.tool_calls] == [
+        ({"city": "Zürich"}, "sunny"),
+        ({"city": "Atlantis"}, "no station"),
+    ]
+
+
 def test_a_tool_spans_result_in_its_output_messages() -> None:
     """Strands' attributes-only mode: a failed tool's result is only a response part."""
     tb = TraceBuilder()

@@ -168,7 +168,12 @@ def join_calls(
     executions no call asks for are placed by start time, with a warning each unless
     ``from_code`` says the model's code ran them (a code agent's).
     """
-    by_id = {e.call_id: e for e in execs if e.call_id}
+    # Executions by call id, in start order: an id may repeat (LlamaIndex's are the tool's
+    # name), and the calls of one id take its executions in order.
+    by_id: dict[str, list[Execution]] = {}
+    for e in execs:
+        if e.call_id:
+            by_id.setdefault(e.call_id, []).append(e)
     # Executions another call asks for by id are that call's: never taken by name (a call
     # the framework refused before running it, Agent Framework's for arguments that do
     # not parse, would take the next call's execution of the same tool).
@@ -221,21 +226,22 @@ def join_calls(
 def _matches(
     asked: list[tuple[ModelReply, ToolCallPart]],
     execs: list[Execution],
-    by_id: dict[str, Execution],
+    by_id: dict[str, list[Execution]],
     claimed: Set[str],
 ) -> list[Execution | None]:
     """Each call's execution (or None), in three passes; each execution taken once.
 
-    By id first; then by tool name and the same arguments; then by tool name and order.
-    An execution with a later call's arguments is that call's before it is an earlier
+    By id first (of several executions with the call's id, the first unused); then by
+    tool name and the same arguments; then by tool name and order. An execution with a
+    later call's arguments is that call's before it is an earlier
     call's by order: smolagents' tool spans carry no call id, and a call the framework
     refused without running it (arguments its schema refuses) would take the next
     call's execution of the same tool.
     """
     matches: list[Execution | None] = [None] * len(asked)
     for i, (_, part) in enumerate(asked):
-        match = by_id.get(part.id) if part.id else None
-        if match is not None and not match.used:
+        match = next((e for e in by_id.get(part.id or "", ()) if not e.used), None)
+        if match is not None:
             match.used = True
             matches[i] = match
     for i, (_, part) in enumerate(asked):
