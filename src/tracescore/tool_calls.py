@@ -162,7 +162,7 @@ def join_calls(
     *,
     from_code: bool = False,
 ) -> list[ToolCall]:
-    """Model tool calls in order, each joined to its execution (id, else name and order).
+    """Model tool calls in order, each joined to its execution (:func:`_matches`).
 
     ``responses`` and ``llm_steps`` are aligned (one response per model call). Tool
     executions no call asks for are placed by start time, with a warning each unless
@@ -232,11 +232,10 @@ def _matches(
     """Each call's execution (or None), in three passes; each execution taken once.
 
     By id first (of several executions with the call's id, the first unused); then by
-    tool name and the same arguments; then by tool name and order. An execution with a
-    later call's arguments is that call's before it is an earlier
-    call's by order: smolagents' tool spans carry no call id, and a call the framework
-    refused without running it (arguments its schema refuses) would take the next
-    call's execution of the same tool.
+    tool name and the same arguments; then by tool name and order. So an execution with
+    a later call's arguments is that call's, not an earlier call's by order: smolagents'
+    tool spans carry no call id, and a call the framework refused without running it
+    (arguments its schema refuses) would take the next call's execution of the tool.
     """
     matches: list[Execution | None] = [None] * len(asked)
     for i, (_, part) in enumerate(asked):
