@@ -27,7 +27,7 @@ from tracescore.conventions.base import ConventionReader, Found
 from tracescore.conventions.messages import JsonValue, Message
 from tracescore.conventions.registry import all_found, first_found
 from tracescore.model import ToolCall
-from tracescore.tool_calls import ModelReply
+from tracescore.tool_calls import ModelReply, failed_with
 from tracescore.trace_tree import AgentRun, LlmStep
 
 __all__ = [
@@ -112,8 +112,7 @@ def results_from_history(
             elif source not in sources.split(", "):
                 provenance["tool_results"] = f"{sources}, {source}"
         if failed and call.span_id is None:
-            error = result if isinstance(result, str) else "error"
-            filled[i] = replace(filled[i], error=error)
+            filled[i] = failed_with(filled[i], result)
     return filled
 
 

@@ -12,7 +12,7 @@ warning: dropping them would lose real calls.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence, Set
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import replace
 from typing import Final
 
@@ -37,6 +37,7 @@ __all__ = [
     "ModelReply",
     "call_from_execution",
     "execution",
+    "failed_with",
     "join_calls",
     "span_error",
 ]
@@ -232,67 +233,48 @@ def _matches(
     """Each call's execution (or None), in three passes; each execution taken once.
 
     By id first (of several executions with the call's id, the first unused); then by
-    tool name and the same arguments; then by tool name and order. So an execution with
-    a later call's arguments is that call's, not an earlier call's by order: smolagents'
-    tool spans carry no call id, and a call the framework refused without running it
-    (arguments its schema refuses) would take the next call's execution of the tool.
+    tool name and the same arguments; then by tool name and order. Executions are in
+    start order, the calls' order except across concurrent branches (ADK's
+    ParallelAgent), where calls of one tool are told apart by their arguments. And an
+    execution with a later call's arguments is that call's, not an earlier call's by
+    order: smolagents' tool spans carry no call id, and a call the framework refused
+    without running it (arguments its schema refuses) would take the next call's
+    execution of the tool. An execution another call asks for by id is never taken by
+    name (``claimed``).
     """
+
+    def by_call_id(part: ToolCallPart) -> Execution | None:
+        return next((e for e in by_id.get(part.id or "", ()) if not e.used), None)
+
+    def free(part: ToolCallPart) -> Iterator[Execution]:
+        return (
+            e
+            for e in execs
+            if not e.used
+            and e.name == part.name
+            and (e.call_id not in claimed or e.call_id == part.id)
+        )
+
+    def by_arguments(part: ToolCallPart) -> Execution | None:
+        if part.args is None:
+            return None
+        return next(
+            (e for e in free(part) if e.args is not None and _same_args(e.args, part.args)),
+            None,
+        )
+
+    def by_order(part: ToolCallPart) -> Execution | None:
+        return next(free(part), None)
+
     matches: list[Execution | None] = [None] * len(asked)
-    for i, (_, part) in enumerate(asked):
-        match = next((e for e in by_id.get(part.id or "", ()) if not e.used), None)
-        if match is not None:
-            match.used = True
-            matches[i] = match
-    for i, (_, part) in enumerate(asked):
-        if matches[i] is None and part.args is not None:
-            match = next(
-                (
-                    e
-                    for e in execs
-                    if not e.used
-                    and e.name == part.name
-                    and (e.call_id not in claimed or e.call_id == part.id)
-                    and e.args is not None
-                    and _same_args(e.args, part.args)
-                ),
-                None,
-            )
-            if match is not None:
-                match.used = True
-                matches[i] = match
-    for i, (_, part) in enumerate(asked):
-        if matches[i] is None:
-            match = _by_name(execs, part, claimed)
-            if match is not None:
-                match.used = True
-                matches[i] = match
+    for pick in (by_call_id, by_arguments, by_order):
+        for i, (_, part) in enumerate(asked):
+            if matches[i] is None:
+                match = pick(part)
+                if match is not None:
+                    match.used = True
+                    matches[i] = match
     return matches
-
-
-def _by_name(
-    execs: list[Execution], part: ToolCallPart, claimed: Set[str] = frozenset()
-) -> Execution | None:
-    """The first unused execution of ``part``'s tool; of several, one with its arguments.
-
-    Executions are in start order, which is the calls' order except across concurrent
-    branches (ADK's ParallelAgent): there two calls of one tool are told apart by what
-    they were called with. The first one is taken when none has the same arguments
-    (arguments an execution span does not record, or records otherwise). One whose id
-    is in ``claimed`` (another call's id) is never taken.
-    """
-    first: Execution | None = None
-    for e in execs:
-        if e.used or e.name != part.name:
-            continue
-        if e.call_id in claimed and e.call_id != part.id:
-            continue
-        if first is None:
-            first = e
-            if e.args is None or part.args is None:
-                return e  # nothing to tell calls apart by (content not captured)
-        if _same_args(e.args, part.args):
-            return e
-    return first
 
 
 def _same_args(a: JsonValue, b: JsonValue) -> bool:
@@ -371,9 +353,12 @@ def _pair_results(
         if res.failed and call.span_id is None and call.error is None:
             # A call the framework refused without running it (agno's tool-call limit):
             # no span says it failed, the result fed back does (as in the history).
-            calls[idx] = replace(
-                call, error=res.response if isinstance(res.response, str) else "error"
-            )
+            calls[idx] = failed_with(call, res.response)
+
+
+def failed_with(call: ToolCall, result: JsonValue) -> ToolCall:
+    """``call`` failed with ``result``, a refusal fed back in no span: its text, or "error"."""
+    return replace(call, error=result if isinstance(result, str) else "error")
 
 
 def _with_unmatched(
