@@ -766,7 +766,7 @@ def _respelled(value: Any) -> Any:
 
 
 def _damaged(lines: list[bytes], rng: random.Random) -> list[bytes]:
-    """Some lines respelled, some holding a bad span, a NaN attribute or garbage."""
+    """Some lines respelled, some holding a bad span, a NaN attribute, garbage or zeros."""
     out = []
     for line in lines:
         roll = rng.random()
@@ -788,6 +788,10 @@ def _damaged(lines: list[bytes], rng: random.Random) -> list[bytes]:
             continue
         if roll < 0.27:
             out.append(b'{"resourceSpans": [{"scopeSpans": [\n')  # cut short
+        elif roll < 0.29:  # a zero-filled region, no newline before the line after it
+            out.append(b"\0" * rng.randint(1, 5000))
+        elif roll < 0.31:  # a copy of the line cut short by a zero-filled region
+            out.append(line[: rng.randrange(1, len(line) - 1)] + b"\0" * rng.randint(1, 50))
         out.append(line)
     return out
 

@@ -533,6 +533,6 @@ assert "zstandard" not in sys.modules, "zstandard imported for JSON"
 list(read_file({str(pb)!r}))
 assert "google.protobuf" in sys.modules
 """
-    pb.write_bytes(b"\x00\x00\x00\x00")  # one empty length-prefixed message
+    pb.write_bytes(b"\x00\x00\x00\x02\x0a\x00")  # one message: an empty resource_spans
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

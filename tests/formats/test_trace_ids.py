@@ -22,10 +22,9 @@ from otlp_helpers import span_doc, to_collector_json, to_tempo_json
 
 from tracescore.formats import trace_ids
 from tracescore.formats.base import Batch
-from tracescore.formats.files import json_lines_between, read_json_lines
+from tracescore.formats.files import decode_json_line, json_lines_between, read_json_lines
 from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.trace_ids import add_line_trace_ids
-from tracescore.spans import Origin
 
 TRACE = "5b8efff798038103d269b633813fc60c"
 
@@ -47,11 +46,11 @@ def full_reads(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """Lines the scan handed to the full decoder (it still decodes them)."""
     seen: list[bytes] = []
 
-    def spy(data: bytes, *, origin: Origin | None) -> Batch:
+    def spy(data: bytes) -> Batch:
         seen.append(data)
-        return decode_json_bytes(data, origin=origin)
+        return decode_json_line(data)
 
-    monkeypatch.setattr(trace_ids, "decode_json_bytes", spy)
+    monkeypatch.setattr(trace_ids, "decode_json_line", spy)
     return seen
 
 
@@ -146,3 +145,20 @@ def test_a_range_gives_the_lines_the_import_reads(tmp_path: Path) -> None:
     assert [line.strip() for line in whole] == [line.strip() for line in lines]
     for batch, line in zip(read_json_lines(str(path), 0, len(data), 1), whole, strict=True):
         assert _scan(line) == ({s.trace_id for s in batch.spans}, len(batch.spans))
+
+
+def test_records_around_zero_bytes_are_counted_as_the_import_reads_them(
+    full_reads: list[bytes], tmp_path: Path
+) -> None:
+    """A zero-filled region in a line (see tracescore.formats.zeros) ends the record
+    before it: the records on either side are read, the zeros are none."""
+    first, second = (orjson.dumps(span_doc(traceId=f"{i:032x}")) for i in (1, 2))
+    line = b"\0" * 9 + first + b"\0" * 3 + second[:20] + b"\0" + second + b"\n"
+    ids, records = _scan(line)
+    assert full_reads == [line]
+    assert (ids, records) == ({f"{1:032x}", f"{2:032x}"}, 2)
+    path = tmp_path / "zeros.jsonl"
+    path.write_bytes(line)
+    [batch] = read_json_lines(str(path), 0, len(line), 1)
+    assert ({s.trace_id for s in batch.spans}, len(batch.spans)) == (ids, records)
+    assert len(batch.errors) == 4  # three runs of zeros, the record they cut

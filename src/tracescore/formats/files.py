@@ -25,7 +25,9 @@ The format of a file is told from its content, never its name (REFERENCE.md sect
 
 A file starting (after whitespace or a UTF-8 BOM) with ``{`` or ``[`` is JSON; anything
 else is length-prefixed protobuf (its first byte is the high byte of a message length,
-so ``0x00`` for any message under 16 MiB).
+so ``0x00`` for any message under 16 MiB), unless zero bytes are followed by the start
+of a JSON object: zero-filled regions (:mod:`tracescore.formats.zeros`), at the start
+of a JSON file or anywhere in a line, are each one error and cost no record.
 """
 
 from __future__ import annotations
@@ -52,12 +54,14 @@ from tracescore.formats.console import (
 )
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
+from tracescore.formats.zeros import ZEROS_CUT, split_at_zeros, zero_start, zeros_detail
 from tracescore.formats.zstd import MAGIC as ZSTD_MAGIC
 from tracescore.formats.zstd import ZstdError, ZstdReader, decompress_bounded
 from tracescore.spans import Origin
 
 __all__ = [
     "READ_BUFFER",
+    "decode_json_line",
     "is_json_lines",
     "json_lines_between",
     "read_file",
@@ -139,7 +143,18 @@ def _read_stream(raw: _ByteStream, path: str) -> Iterator[Batch]:
             head, stream = _peek(io.BufferedReader(ZstdReader(stream), READ_BUFFER))
         if not head:
             return
-        if head[0] in _JSON_FIRST_BYTES:
+        if head[0] == 0:  # protobuf's first length prefix, or a zero-filled start
+            found = zero_start(stream, _prepended)
+            if isinstance(found, str):
+                origin = Origin(path, 1)
+                yield Batch(origin=origin, errors=[located_error(origin, found)])
+                return
+            zeros, after = found
+            if zeros:
+                yield from _after_zeros(zeros, _json_batches(after, path, cursor), path)
+            else:
+                yield from _proto_batches(after, path, cursor)
+        elif head[0] in _JSON_FIRST_BYTES:
             yield from _json_batches(stream, path, cursor)
         else:
             yield from _proto_batches(stream, path, cursor)
@@ -170,6 +185,20 @@ class _Prepend(io.RawIOBase):
         return size
 
 
+def _after_zeros(zeros: int, batches: Iterator[Batch], path: str) -> Iterator[Batch]:
+    """``batches``, the first holding the error of the ``zeros`` bytes before it (line 1)."""
+    first = next(batches, None)
+    if first is None:
+        first = Batch(origin=Origin(path, 1))
+    first.errors.insert(0, located_error(Origin(path, 1), zeros_detail(zeros)))
+    yield first
+    yield from batches
+
+
+def _prepended(head: bytes, stream: _ByteStream) -> _ByteStream:
+    return io.BufferedReader(_Prepend(head, stream), READ_BUFFER)
+
+
 def _peek(stream: _ByteStream) -> tuple[bytes, _ByteStream]:
     """The first two bytes of ``stream`` (fewer at its end), and a stream still holding them."""
     peek = getattr(stream, "peek", None)
@@ -178,10 +207,10 @@ def _peek(stream: _ByteStream) -> tuple[bytes, _ByteStream]:
         if len(head) >= 2:
             return head[:2], stream
     head = stream.read(2)
-    return head, io.BufferedReader(_Prepend(head, stream))
+    return head, _prepended(head, stream)
 
 
-def _invalid_json(origin: Origin, exc: orjson.JSONDecodeError, *, cut: str = "") -> Batch:
+def _invalid_json(origin: Origin | None, exc: orjson.JSONDecodeError, *, cut: str = "") -> Batch:
     message = str(exc)
     if len(message) > _MESSAGE_CHARS:
         message = message[: _MESSAGE_CHARS - 3] + "..."
@@ -212,19 +241,22 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
     try:
         doc = json_text.loads(first[1])
     except orjson.JSONDecodeError as exc:
-        second = _next_content_line(lines, read, cursor)
-        second_doc = _document_or_none(second[1]) if second is not None else None
-        if second is None or second_doc is None:
-            logger.debug("%s: not JSON Lines, reading it as one JSON document", path)
-            data = bytearray().join(read)
-            del read[:]
-            while chunk := stream.read(_CHUNK):  # no second full-size copy, as read() makes
-                data += chunk
-            yield from _whole_document(data, path)
-            return
-        yield _invalid_json(Origin(path, first[0]), exc)
-        origin = Origin(path, second[0])
-        yield decode_json_document(second_doc, origin=origin)
+        if b"\0" in first[1]:  # zero-filled regions happen to appended files: JSON Lines
+            yield _json_line(first[1], Origin(path, first[0]))
+        else:
+            second = _next_content_line(lines, read, cursor)
+            second_doc = _document_or_none(second[1]) if second is not None else None
+            if second is None or second_doc is None:
+                logger.debug("%s: not JSON Lines, reading it as one JSON document", path)
+                data = bytearray().join(read)
+                del read[:]
+                while chunk := stream.read(_CHUNK):  # no second full-size copy, as read() makes
+                    data += chunk
+                yield from _whole_document(data, path)
+                return
+            yield _invalid_json(Origin(path, first[0]), exc)
+            origin = Origin(path, second[0])
+            yield decode_json_document(second_doc, origin=origin)
     else:
         origin = Origin(path, first[0])
         batch = decode_json_document(doc, origin=origin)
@@ -237,7 +269,12 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
             yield _json_line(line, Origin(path, lineno))
 
 
-def _json_line(line: bytes, origin: Origin, *, message: bool = False) -> Batch:
+def decode_json_line(line: bytes) -> Batch:
+    """The batch of one JSON Lines line, unlocated, as a JSON Lines read decodes it."""
+    return _json_line(line, None)
+
+
+def _json_line(line: bytes, origin: Origin | None, *, message: bool = False) -> Batch:
     """One JSON Lines record: its batch (which can be read again), or one located error.
 
     ``message``: ``line`` is a whole length-prefixed message, not a line of a file.
@@ -248,12 +285,36 @@ def _json_line(line: bytes, origin: Origin, *, message: bool = False) -> Batch:
         console = decode_console_line(line, origin=origin)
         if console is not None:
             return console
-        # Only a file's last line can lack its newline: one cut there is a file the
-        # Collector is still writing (or a copy taken mid-write), not a corrupt record.
-        if not message and line[-1:] != b"\n" and _cut_short(line, exc):
-            return _invalid_json(origin, exc, cut=_LAST_LINE_CUT)
-        return _invalid_json(origin, exc)
+        if b"\0" in line:
+            batch = _around_zeros(line, origin, message=message)
+        else:
+            # Only a file's last line can lack its newline: one cut there is a file the
+            # Collector is still writing (or a copy taken mid-write), not a corrupt record.
+            cut = not message and line[-1:] != b"\n" and _cut_short(line, exc)
+            return _invalid_json(origin, exc, cut=_LAST_LINE_CUT if cut else "")
     batch.reread = partial(_json_line, line, origin, message=message)
+    return batch
+
+
+def _around_zeros(line: bytes, origin: Origin | None, *, message: bool) -> Batch:
+    """The records of a line holding runs of zero bytes, each run one error (see zeros)."""
+    batch = Batch(origin=origin)
+    for piece, zeros in split_at_zeros(line):
+        if piece and not piece.isspace():
+            if zeros:  # cut by the run, not by the file's end
+                try:
+                    part = decode_json_bytes(piece, origin=origin)
+                except orjson.JSONDecodeError as exc:
+                    part = _invalid_json(
+                        origin, exc, cut=ZEROS_CUT if _cut_short(piece, exc) else ""
+                    )
+            else:
+                part = _json_line(piece, origin, message=message)
+            batch.spans += part.spans
+            batch.logs += part.logs
+            batch.errors += part.errors
+        if zeros:
+            batch.errors.append(located_error(origin, zeros_detail(zeros)))
     return batch
 
 

@@ -23,11 +23,9 @@ from collections.abc import Iterable
 from typing import Final
 
 import msgspec
-import orjson
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from tracescore.formats.console import decode_console_line
-from tracescore.formats.otlp_json_typed import decode_json_bytes
+from tracescore.formats.files import decode_json_line
 
 __all__ = ["add_line_trace_ids"]
 
@@ -87,13 +85,7 @@ def add_line_trace_ids(line: bytes, ids: set[str]) -> int:
     if found is not None:
         ids.update(found[0])
         return found[1]
-    try:
-        batch = decode_json_bytes(line, origin=None)
-    except orjson.JSONDecodeError:  # a bad record (the import counts none), or a
-        console = decode_console_line(line, origin=None)  # printed record with NaN
-        if console is None:
-            return 0
-        batch = console
+    batch = decode_json_line(line)  # as the import reads it: a bad record has none
     ids.update(span.trace_id for span in batch.spans)
     ids.update(log.trace_id for log in batch.logs if log.trace_id)
     return len(batch.spans) + len(batch.logs)

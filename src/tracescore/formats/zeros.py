@@ -1,0 +1,121 @@
+"""Zero-filled regions in JSON trace files: skipped, reported, never costing a record.
+
+Two common accidents leave runs of NUL bytes in a file the Collector appends to:
+
+* the file is truncated under its writer (logrotate's ``copytruncate``): a writer that
+  did not open it for appending writes its next line at its old offset, so the file
+  starts with a hole as long as everything rotated away, read back as zero bytes
+  (gigabytes, for a busy exporter);
+* part of it never reached the disk before a crash: the file's size was updated, its
+  data was not, and the region reads as zeros, often with no newline before the next
+  line written after the restart.
+
+A NUL byte can never be part of JSON (not even escaped inside a string), so a run of
+them ends whatever came before it, as a newline would. Each run is reported as one bad
+record, located by line, saying how many bytes it held; the records around it are read
+as usual (one cut by the run is an incomplete record, said so). A file that starts with
+zeros is JSON when what follows them is the start of a JSON object; its leading zeros
+are read through in chunks, never held, and the file is read in one process. Anything
+else starting with zero bytes stays length-prefixed protobuf, whose first length prefix
+starts with them; a file of nothing but zeros is one error that says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Final, Protocol, TypeVar
+
+__all__ = ["ZERO_RUN", "ZEROS_CUT", "split_at_zeros", "zero_start", "zeros_detail"]
+
+#: One run of zero bytes.
+ZERO_RUN: Final = re.compile(rb"\x00+")
+#: How a record cut short by the zeros after it is described.
+ZEROS_CUT: Final = "incomplete record, cut short by the zero bytes after it"
+#: The start of a JSON object after zero bytes: ``{`` and a first key. Stricter than
+#: ``{`` alone: a protobuf file's first length prefix may end in the byte ``{`` (0x7b, a
+#: 123-byte message), but the message after it starts with a field tag (0x0a, 0x12 or
+#: 0x1a), never with a quote and three letters.
+_JSON_AFTER_ZEROS: Final = re.compile(rb'[ \t\r\n]*\{[ \t\r\n]*"[A-Za-z_]{3,}"[ \t\r\n]*:')
+#: Bytes after the zeros enough to tell JSON (whitespace, ``{``, a key) from protobuf.
+_SNIFF: Final = 256
+#: Chunks in which leading zeros are read through.
+_CHUNK: Final = 1 << 20
+
+
+class _Stream(Protocol):
+    def read(self, size: int = ..., /) -> bytes: ...
+
+
+S = TypeVar("S", bound=_Stream)
+
+
+def zeros_detail(count: int) -> str:
+    """The error of one run of ``count`` zero bytes."""
+    return (
+        f"{count} zero byte(s), no record: a zero-filled region (the file was truncated"
+        " under its writer, as logrotate's copytruncate does, or part of it never reached"
+        " the disk before a crash); the records around it are read"
+    )
+
+
+def split_at_zeros(line: bytes) -> Iterator[tuple[bytes, int]]:
+    """The pieces of ``line`` between its runs of zero bytes, each with the run after it.
+
+    The last piece has 0 after it (the line's own end). Pieces may be empty.
+    """
+    start = 0
+    for run in ZERO_RUN.finditer(line):
+        yield line[start : run.start()], run.end() - run.start()
+        start = run.end()
+    yield line[start:], 0
+
+
+def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S] | str:
+    """Read a stream that starts with a zero byte: JSON after zeros, or protobuf.
+
+    Args:
+        stream: The stream, at its start; its first byte is zero.
+        wrap: ``wrap(head, stream)`` is a stream of ``head`` then the rest of ``stream``.
+
+    Returns:
+        ``(zeros, after)``: JSON starts after ``zeros`` zero bytes, and ``after`` reads it.
+        ``(0, after)``: not JSON; ``after`` reads every byte (protobuf). A string: the
+        error of a stream that holds nothing but zeros, or more zeros than are worth
+        putting back (over a MiB) and no JSON after them.
+
+    """
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        buffered: bytes = peek(_CHUNK)
+        after = buffered.lstrip(b"\0")
+        if len(after) >= _SNIFF:  # decided from the buffer, nothing read yet
+            if _JSON_AFTER_ZEROS.match(after) is None:
+                return 0, stream
+            zeros = len(buffered) - len(after)
+            stream.read(zeros)
+            return zeros, stream
+    # The zeros go on past what is buffered (a hole left by copytruncate can be
+    # gigabytes long), or the stream ends soon after them: read through them.
+    zeros = 0
+    after = b""
+    while chunk := stream.read(_CHUNK):
+        after = chunk.lstrip(b"\0")
+        zeros += len(chunk) - len(after)
+        if after:
+            break
+    if not after:
+        return (
+            f"the file holds nothing but {zeros} zero byte(s): zero-filled (its data never"
+            " reached the disk, or it was truncated under its writer)"
+        )
+    while len(after) < _SNIFF and (more := stream.read(_SNIFF)):
+        after += more
+    if _JSON_AFTER_ZEROS.match(after) is not None:
+        return zeros, wrap(after, stream)
+    if zeros > _CHUNK:
+        return (
+            f"{zeros} zero bytes at the start and no JSON after them: not a trace file, or"
+            " a damaged one"
+        )
+    return 0, wrap(b"\0" * zeros + after, stream)
