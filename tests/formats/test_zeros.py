@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -44,17 +46,27 @@ def _wrap(head: bytes, stream: io.BytesIO) -> io.BytesIO:
     return io.BytesIO(head + stream.read())
 
 
-@pytest.mark.parametrize("zeros", [1, 3, 4, 7, 4096, MIB - 5, 3 * MIB + 1])
+@pytest.mark.parametrize(
+    ("zeros", "sparse"),
+    [
+        *((n, True) for n in (1, 3, 4, 7, 4096, MIB - 5, 3 * MIB + 1)),
+        (3 * MIB + 1, False),
+    ],
+)
 def test_a_file_truncated_under_its_writer_is_read_after_its_zeros(
-    tmp_path: Path, sdk_spans: list[ReadableSpan], zeros: int
+    tmp_path: Path, sdk_spans: list[ReadableSpan], zeros: int, sparse: bool
 ) -> None:
     """logrotate's copytruncate: the writer's next line lands at its old offset, after a
-    hole of zeros. Small holes are decided from the read buffer, long ones read through."""
+    hole of zeros. Short runs are decided from the read buffer; longer ones are jumped
+    over (a sparse hole) or read through (zeros written as data)."""
     lines = _lines(sdk_spans)
     path = tmp_path / "rotated.jsonl"
     with path.open("wb") as out:
-        out.truncate(zeros)  # a sparse hole, as the file system makes it
-        out.seek(zeros)
+        if sparse:
+            out.truncate(zeros)  # a hole, as the file system makes it
+            out.seek(zeros)
+        else:
+            out.write(b"\0" * zeros)
         out.write(b"".join(lines))
     batches = list(read_file(str(path)))
     assert _ids(batches) == _expected(sdk_spans)
@@ -210,3 +222,31 @@ def test_strict_stops_at_the_zeros_and_the_cli_names_them(
     assert f"{path}:1: 64 zero byte(s), no record" in result.output
     assert "Traceback" not in result.output
     assert len(out.read_bytes().splitlines()) == 3  # the three runs
+
+
+def test_a_zero_filled_start_is_never_split_into_parts(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    """Planning a parallel import reads no line of the hole (2 GiB of zeros, no newline,
+    under a 1 GiB address-space limit): the file stays whole, for one process, which
+    reads through the hole without holding it."""
+    path = tmp_path / "rotated.jsonl"
+    with path.open("wb") as out:
+        out.truncate(2 << 30)  # sparse: no disk space
+        out.seek(2 << 30)
+        out.write(b"".join(_lines(sdk_spans)))
+    code = f"""
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from tracescore.formats.files import is_json_lines
+from tracescore.parts import plan_parts
+assert not is_json_lines({str(path)!r})
+parts = plan_parts([{str(path)!r}], jobs=3, idle_records=400, min_part_bytes=100_000)
+assert len(parts) == 1 and parts[0].start is None, parts
+from tracescore.formats.files import read_file
+batches = list(read_file({str(path)!r}))  # the hole read through in chunks, never held
+assert sum(len(b.spans) for b in batches) == {len(sdk_spans)}
+assert [e.line for b in batches for e in b.errors] == [1]
+"""
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -322,10 +322,14 @@ def is_json_lines(path: str) -> bool:
     """True when ``path`` is a plain (uncompressed) JSON Lines file of OTLP documents.
 
     Only such files can be split at line boundaries and read in parallel
-    (:func:`read_json_lines`). Decided from the first non-blank line.
+    (:func:`read_json_lines`). Decided from the first non-blank line; a file starting
+    with zero bytes (:mod:`tracescore.formats.zeros`) is read whole, in one process.
     """
     try:
         with open(path, "rb") as stream:
+            if stream.read(1) == b"\0":  # a zero-filled start, maybe gigabytes with no newline
+                return False
+            stream.seek(0)
             for line in stream:
                 if line.isspace():
                     continue

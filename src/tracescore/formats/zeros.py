@@ -15,13 +15,17 @@ them ends whatever came before it, as a newline would. Each run is reported as o
 record, located by line, saying how many bytes it held; the records around it are read
 as usual (one cut by the run is an incomplete record, said so). A file that starts with
 zeros is JSON when what follows them is the start of a JSON object; its leading zeros
-are read through in chunks, never held, and the file is read in one process. Anything
+are jumped over where the file system knows where data starts (``SEEK_DATA``) and
+otherwise read through in chunks, never held; the file is read in one process. Anything
 else starting with zero bytes stays length-prefixed protobuf, whose first length prefix
 starts with them; a file of nothing but zeros is one error that says so.
 """
 
 from __future__ import annotations
 
+import errno
+import io
+import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Final, Protocol, TypeVar
@@ -96,8 +100,12 @@ def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S] | str:
             stream.read(zeros)
             return zeros, stream
     # The zeros go on past what is buffered (a hole left by copytruncate can be
-    # gigabytes long), or the stream ends soon after them: read through them.
-    zeros = 0
+    # gigabytes long), or the stream ends soon after them: read through them, after
+    # jumping over the hole where the file system knows where data starts.
+    skipped = _hole(stream)
+    if skipped is None:
+        return _only_zeros(_size(stream))
+    zeros = skipped
     after = b""
     while chunk := stream.read(_CHUNK):
         after = chunk.lstrip(b"\0")
@@ -105,10 +113,7 @@ def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S] | str:
         if after:
             break
     if not after:
-        return (
-            f"the file holds nothing but {zeros} zero byte(s): zero-filled (its data never"
-            " reached the disk, or it was truncated under its writer)"
-        )
+        return _only_zeros(zeros)
     while len(after) < _SNIFF and (more := stream.read(_SNIFF)):
         after += more
     if _JSON_AFTER_ZEROS.match(after) is not None:
@@ -119,3 +124,42 @@ def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S] | str:
             " a damaged one"
         )
     return 0, wrap(b"\0" * zeros + after, stream)
+
+
+def _only_zeros(count: int) -> str:
+    return (
+        f"the file holds nothing but {count} zero byte(s): zero-filled (its data never"
+        " reached the disk, or it was truncated under its writer)"
+    )
+
+
+def _hole(stream: object) -> int | None:
+    """Skip the hole a sparse plain file starts with; the bytes skipped (0 if none).
+
+    ``lseek(SEEK_DATA)`` finds where data starts without reading the zeros (a file
+    truncated under its writer has a real hole: its zeros take no disk space, and can be
+    hundreds of gigabytes after months of rotations). None when the whole file is a
+    hole. Streams that are not a plain file at its start, and file systems without
+    ``SEEK_DATA``, skip nothing: their zeros are read.
+    """
+    if not isinstance(stream, io.BufferedReader) or not isinstance(stream.raw, io.FileIO):
+        return 0
+    try:
+        if not stream.seekable() or stream.tell() != 0:
+            return 0
+        fd = stream.raw.fileno()
+        # The buffered stream's own offset must not move behind its back: put it back.
+        raw_position = os.lseek(fd, 0, os.SEEK_CUR)
+        try:
+            data = os.lseek(fd, 0, os.SEEK_DATA)
+        finally:
+            os.lseek(fd, raw_position, os.SEEK_SET)
+    except OSError as exc:
+        return None if exc.errno == errno.ENXIO else 0  # ENXIO: no data after offset 0
+    stream.seek(data)  # what lies before is a hole, read as zeros
+    return data
+
+
+def _size(stream: object) -> int:
+    assert isinstance(stream, io.BufferedReader)  # only _hole's plain files end up here
+    return os.fstat(stream.raw.fileno()).st_size
