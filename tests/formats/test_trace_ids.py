@@ -22,7 +22,8 @@ from otlp_helpers import span_doc, to_collector_json, to_tempo_json
 
 from tracescore.formats import trace_ids
 from tracescore.formats.base import Batch
-from tracescore.formats.files import decode_json_line, json_lines_between, read_json_lines
+from tracescore.formats.files import json_lines_between, read_json_lines
+from tracescore.formats.json_line import decode_json_line
 from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.trace_ids import add_line_trace_ids
 

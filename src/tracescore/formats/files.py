@@ -47,21 +47,17 @@ import orjson
 from tracescore import json_text
 from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
-from tracescore.formats.console import (
-    decode_console_line,
-    decode_console_stream,
-    decode_console_text,
-)
+from tracescore.formats.console import decode_console_stream, decode_console_text
+from tracescore.formats.json_line import cut_short, invalid_json, json_line
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
-from tracescore.formats.zeros import ZEROS_CUT, split_at_zeros, zero_start, zeros_detail
+from tracescore.formats.zeros import zero_start, zeros_detail
 from tracescore.formats.zstd import MAGIC as ZSTD_MAGIC
 from tracescore.formats.zstd import ZstdError, ZstdReader, decompress_bounded
 from tracescore.spans import Origin
 
 __all__ = [
     "READ_BUFFER",
-    "decode_json_line",
     "is_json_lines",
     "json_lines_between",
     "read_file",
@@ -78,7 +74,6 @@ _BOM: Final = b"\xef\xbb\xbf"
 _JSON_FIRST_BYTES: Final = frozenset(b" \t\r\n{[\xef")
 _MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
 _CHUNK: Final = 1024 * 1024
-_MESSAGE_CHARS: Final = 200
 #: Read buffer of input files. Collector lines are hundreds of KB long; with the default
 #: 8 KiB buffer, reading them line by line takes about twice as long (0.28-0.39 s against
 #: 0.13-0.18 s for 487 MB, 3% of a one-process import).
@@ -210,22 +205,6 @@ def _peek(stream: _ByteStream) -> tuple[bytes, _ByteStream]:
     return head, _prepended(head, stream)
 
 
-def _invalid_json(origin: Origin | None, exc: orjson.JSONDecodeError, *, cut: str = "") -> Batch:
-    message = str(exc)
-    if len(message) > _MESSAGE_CHARS:
-        message = message[: _MESSAGE_CHARS - 3] + "..."
-    detail = f"{cut}: {message}" if cut else f"invalid JSON: {message}"
-    return Batch(origin=origin, errors=[located_error(origin, detail)])
-
-
-def _cut_short(data: bytes | bytearray, exc: orjson.JSONDecodeError) -> bool:
-    """Whether the JSON in ``data`` is fine up to where it stops (a truncated write)."""
-    return exc.pos >= len(data.rstrip())
-
-
-_LAST_LINE_CUT: Final = (
-    "incomplete last line (no newline at the end of the file: still being written, or cut short)"
-)
 _DOCUMENT_CUT: Final = "the JSON document ends early (the file is cut short or still being written)"
 
 
@@ -242,7 +221,7 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
         doc = json_text.loads(first[1])
     except orjson.JSONDecodeError as exc:
         if b"\0" in first[1]:  # zero-filled regions happen to appended files: JSON Lines
-            yield _json_line(first[1], Origin(path, first[0]))
+            yield json_line(first[1], Origin(path, first[0]))
         else:
             second = _next_content_line(lines, read, cursor)
             second_doc = _document_or_none(second[1]) if second is not None else None
@@ -254,68 +233,19 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
                     data += chunk
                 yield from _whole_document(data, path)
                 return
-            yield _invalid_json(Origin(path, first[0]), exc)
+            yield invalid_json(Origin(path, first[0]), exc)
             origin = Origin(path, second[0])
             yield decode_json_document(second_doc, origin=origin)
     else:
         origin = Origin(path, first[0])
         batch = decode_json_document(doc, origin=origin)
-        batch.reread = partial(_json_line, first[1], origin)  # decodes it the same way
+        batch.reread = partial(json_line, first[1], origin)  # decodes it the same way
         yield batch
     del read
     for lineno, line in lines:
         cursor.line = lineno
         if not line.isspace():
-            yield _json_line(line, Origin(path, lineno))
-
-
-def decode_json_line(line: bytes) -> Batch:
-    """The batch of one JSON Lines line, unlocated, as a JSON Lines read decodes it."""
-    return _json_line(line, None)
-
-
-def _json_line(line: bytes, origin: Origin | None, *, message: bool = False) -> Batch:
-    """One JSON Lines record: its batch (which can be read again), or one located error.
-
-    ``message``: ``line`` is a whole length-prefixed message, not a line of a file.
-    """
-    try:
-        batch = decode_json_bytes(line, origin=origin)
-    except orjson.JSONDecodeError as exc:
-        console = decode_console_line(line, origin=origin)
-        if console is not None:
-            return console
-        if b"\0" in line:
-            batch = _around_zeros(line, origin, message=message)
-        else:
-            # Only a file's last line can lack its newline: one cut there is a file the
-            # Collector is still writing (or a copy taken mid-write), not a corrupt record.
-            cut = not message and line[-1:] != b"\n" and _cut_short(line, exc)
-            return _invalid_json(origin, exc, cut=_LAST_LINE_CUT if cut else "")
-    batch.reread = partial(_json_line, line, origin, message=message)
-    return batch
-
-
-def _around_zeros(line: bytes, origin: Origin | None, *, message: bool) -> Batch:
-    """The records of a line holding runs of zero bytes, each run one error (see zeros)."""
-    batch = Batch(origin=origin)
-    for piece, zeros in split_at_zeros(line):
-        if piece and not piece.isspace():
-            if zeros:  # cut by the run, not by the file's end
-                try:
-                    part = decode_json_bytes(piece, origin=origin)
-                except orjson.JSONDecodeError as exc:
-                    part = _invalid_json(
-                        origin, exc, cut=ZEROS_CUT if _cut_short(piece, exc) else ""
-                    )
-            else:
-                part = _json_line(piece, origin, message=message)
-            batch.spans += part.spans
-            batch.logs += part.logs
-            batch.errors += part.errors
-        if zeros:
-            batch.errors.append(located_error(origin, zeros_detail(zeros)))
-    return batch
+            yield json_line(line, Origin(path, lineno))
 
 
 def is_json_lines(path: str) -> bool:
@@ -367,7 +297,7 @@ def read_json_lines(
         if progress is not None:
             progress(position - start)
         if not line.isspace():
-            yield _json_line(line, Origin(path, lineno))
+            yield json_line(line, Origin(path, lineno))
         lineno += 1
 
 
@@ -445,10 +375,10 @@ def _whole_document(data: bytearray, path: str) -> Iterator[Batch]:
     if any(_document_or_none(line) is not None for line in lines):
         for lineno, line in enumerate(lines, 1):
             if not line.isspace():
-                yield _json_line(line, Origin(path, lineno))
+                yield json_line(line, Origin(path, lineno))
         return
-    cut = _DOCUMENT_CUT if _cut_short(data, error) else ""
-    yield _invalid_json(Origin(path, error.lineno), error, cut=cut)
+    cut = _DOCUMENT_CUT if cut_short(data, error) else ""
+    yield invalid_json(Origin(path, error.lineno), error, cut=cut)
 
 
 def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[Batch]:
@@ -490,7 +420,7 @@ def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[
                 yield Batch(origin=origin, errors=[located_error(origin, str(exc))])
                 continue
             if data.lstrip()[:1] == b"{":
-                yield _json_line(data, origin, message=True)
+                yield json_line(data, origin, message=True)
                 continue
         yield _decode_proto(data, origin=origin)
 

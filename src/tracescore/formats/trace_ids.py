@@ -25,7 +25,7 @@ from typing import Final
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from tracescore.formats.files import decode_json_line
+from tracescore.formats.json_line import decode_json_line
 
 __all__ = ["add_line_trace_ids"]
 

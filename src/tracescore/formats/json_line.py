@@ -1,0 +1,90 @@
+"""One JSON Lines record, as bytes, into its batch: the unit of every JSON Lines read.
+
+A line that does not decode is one located error (a cut last line and a record cut by
+zero bytes are named as such); a printed console-exporter record is read as the
+console reader reads it; runs of zero bytes in a line (:mod:`tracescore.formats.zeros`)
+separate the records around them. A batch with records can be decoded again from the
+same bytes (``Batch.reread``).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Final
+
+import orjson
+
+from tracescore.formats.base import Batch
+from tracescore.formats.console import decode_console_line
+from tracescore.formats.otlp_json import located_error
+from tracescore.formats.otlp_json_typed import decode_json_bytes
+from tracescore.formats.zeros import ZEROS_CUT, split_at_zeros, zeros_detail
+from tracescore.spans import Origin
+
+__all__ = ["cut_short", "decode_json_line", "invalid_json", "json_line"]
+
+_MESSAGE_CHARS: Final = 200
+_LAST_LINE_CUT: Final = (
+    "incomplete last line (no newline at the end of the file: still being written, or cut short)"
+)
+
+
+def invalid_json(origin: Origin | None, exc: orjson.JSONDecodeError, *, cut: str = "") -> Batch:
+    """A batch of one error: ``origin``'s JSON does not decode (``cut``: how it was cut)."""
+    message = str(exc)
+    if len(message) > _MESSAGE_CHARS:
+        message = message[: _MESSAGE_CHARS - 3] + "..."
+    detail = f"{cut}: {message}" if cut else f"invalid JSON: {message}"
+    return Batch(origin=origin, errors=[located_error(origin, detail)])
+
+
+def cut_short(data: bytes | bytearray, exc: orjson.JSONDecodeError) -> bool:
+    """Whether the JSON in ``data`` is fine up to where it stops (a truncated write)."""
+    return exc.pos >= len(data.rstrip())
+
+
+def decode_json_line(line: bytes) -> Batch:
+    """The batch of one JSON Lines line, unlocated, as a JSON Lines read decodes it."""
+    return json_line(line, None)
+
+
+def json_line(line: bytes, origin: Origin | None, *, message: bool = False) -> Batch:
+    """One JSON Lines record: its batch (which can be read again), or one located error.
+
+    ``message``: ``line`` is a whole length-prefixed message, not a line of a file.
+    """
+    try:
+        batch = decode_json_bytes(line, origin=origin)
+    except orjson.JSONDecodeError as exc:
+        console = decode_console_line(line, origin=origin)
+        if console is not None:
+            return console
+        if b"\0" in line:
+            batch = _around_zeros(line, origin, message=message)
+        else:
+            # Only a file's last line can lack its newline: one cut there is a file the
+            # Collector is still writing (or a copy taken mid-write), not a corrupt record.
+            cut = not message and line[-1:] != b"\n" and cut_short(line, exc)
+            return invalid_json(origin, exc, cut=_LAST_LINE_CUT if cut else "")
+    batch.reread = partial(json_line, line, origin, message=message)
+    return batch
+
+
+def _around_zeros(line: bytes, origin: Origin | None, *, message: bool) -> Batch:
+    """The records of a line holding runs of zero bytes, each run one error (see zeros)."""
+    batch = Batch(origin=origin)
+    for piece, zeros in split_at_zeros(line):
+        if piece and not piece.isspace():
+            if zeros:  # cut by the run, not by the file's end
+                try:
+                    part = decode_json_bytes(piece, origin=origin)
+                except orjson.JSONDecodeError as exc:
+                    part = invalid_json(origin, exc, cut=ZEROS_CUT if cut_short(piece, exc) else "")
+            else:
+                part = json_line(piece, origin, message=message)
+            batch.spans += part.spans
+            batch.logs += part.logs
+            batch.errors += part.errors
+        if zeros:
+            batch.errors.append(located_error(origin, zeros_detail(zeros)))
+    return batch
