@@ -31,16 +31,16 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from opentelemetry import context as otel_context
 
-from tracescore.formats.sdk import from_readable_span, from_sdk_log
 from tracescore.live.assembly import LiveAssembler, LiveTrace
 from tracescore.live.cpu_share import CpuShare
 from tracescore.live.drops import QueueDrops
 from tracescore.live.options import LiveOptions
+from tracescore.live.sdk_records import Taken, take_logs, take_spans
 from tracescore.spans import LogRecord, SpanRecord
 
 if TYPE_CHECKING:
@@ -363,53 +363,26 @@ class LiveEngine:
     def _intake(self, limit: int) -> int:
         """Convert up to ``limit`` queued SDK spans and log records and assemble them.
 
-        Returns how many records were taken. Called at every step of the pump: a queued
-        ``ReadableSpan`` is a dozen objects the garbage collector scans again at every
-        collection, on whichever thread allocates, the agent's included; a span in the
-        assembler is packed into tuples the collector stops tracking (see
-        :mod:`tracescore.live.assembly`).
+        Returns how many records were taken. Called at every step of the pump, so that
+        queued SDK objects do not pile up (see :mod:`tracescore.live.sdk_records`).
         """
         self._mark_damaged()
-        local_roots: set[str] = set()
-        counts = [0, 0]
-
-        def spans(queue: deque[ReadableSpan], n: int) -> Iterator[SpanRecord]:
-            # One at a time: the assembler packs each record before the next exists.
-            for _ in range(n):
-                span = queue.popleft()
-                try:
-                    record = from_readable_span(span)
-                except Exception:  # a span the converter cannot read: count, go on
-                    self._count_drop("unreadable", 1)
-                    continue
-                parent = span.parent
-                if parent is not None and parent.is_remote:
-                    local_roots.add(record.span_id)
-                counts[0] += 1
-                yield record
-
-        def logs(
-            queue: deque[ReadableLogRecord | ReadWriteLogRecord], n: int
-        ) -> Iterator[LogRecord]:
-            for _ in range(n):
-                try:
-                    record = from_sdk_log(queue.popleft())
-                except Exception:  # a record the converter cannot read: count, go on
-                    self._count_drop("unreadable", 1)
-                    continue
-                counts[1] += 1
-                yield record
-
+        taken = Taken()
         n_spans, n_logs = min(len(self._spans), limit), min(len(self._logs), limit)
         if n_spans or n_logs:
             self._release(
                 self._assembler.add(
-                    spans(self._spans, n_spans), logs(self._logs, n_logs), local_roots=local_roots
+                    take_spans(self._spans, n_spans, taken, self._unreadable),
+                    take_logs(self._logs, n_logs, taken, self._unreadable),
+                    local_roots=taken.local_roots,
                 )
             )
-            self._take("spans", counts[0])
-            self._take("logs", counts[1])
-        return counts[0] + counts[1]
+            self._take("spans", taken.spans)
+            self._take("logs", taken.logs)
+        return taken.spans + taken.logs
+
+    def _unreadable(self) -> None:
+        self._count_drop("unreadable", 1)
 
     def _mark_damaged(self) -> None:
         for trace_id in self._drops.take_traces():
