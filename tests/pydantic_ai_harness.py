@@ -223,6 +223,17 @@ def unknown_tool() -> list[dict[str, Any]]:
     return [answered(weather_agent(model), "Weather in Paris?")]
 
 
+def bad_arguments() -> list[dict[str, Any]]:
+    """Arguments the tool's schema refuses: pydantic-ai runs nothing and asks for a
+    retry with the validation errors, a failed call."""
+    model = scripted(
+        [("get_weather", {"town": "Paris"}, "b1")],
+        [("get_weather", {"city": "Paris"}, "b2")],
+        ["Paris: 21C."],
+    )
+    return [answered(weather_agent(model), "Weather in Paris?")]
+
+
 def tool_raises() -> list[dict[str, Any]]:
     model = scripted([("get_weather", {"city": "Boom"}, "c1")], ["never said"])
     return [failed_run(weather_agent(model), "Weather in Boom?")]
@@ -240,6 +251,36 @@ def no_tools() -> list[dict[str, Any]]:
 class Forecast(BaseModel):
     city: str
     temp: int
+
+
+def output_retry() -> list[dict[str, Any]]:
+    """An output validator refuses the first answer (``ModelRetry``): pydantic-ai asks
+    the model again, and the second answer is the run's output."""
+    answers = iter(["Somewhere warm.", "Paris: 21C."])  # the retry reads as a user prompt
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        del messages, info
+        return ModelResponse(parts=[TextPart(next(answers))])
+
+    agent = weather_agent(FunctionModel(respond))
+
+    @agent.output_validator
+    def name_a_city(output: str) -> str:
+        if "Paris" not in output:
+            raise ModelRetry("name the city")
+        return output
+
+    return [answered(agent, "Weather in Paris?")]
+
+
+def structured_retry() -> list[dict[str, Any]]:
+    """The output tool's arguments fail validation: a retry, then valid ones."""
+    model = scripted(
+        [("final_result", {"city": "Paris", "temp": "warm"}, "o1")],
+        [("final_result", {"city": "Paris", "temp": 21}, "o2")],
+    )
+    result = weather_agent(model, output_type=Forecast).run_sync("Paris, as data?")
+    return [record(result.new_messages(), "weather_agent", output=result.output.model_dump_json())]
 
 
 def structured_output() -> list[dict[str, Any]]:
@@ -342,10 +383,13 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         text_and_call,
         tool_retry,
         unknown_tool,
+        bad_arguments,
         tool_raises,
         model_error,
         no_tools,
         structured_output,
+        output_retry,
+        structured_retry,
         two_turns,
         delegation,
         streamed,

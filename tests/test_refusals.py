@@ -6,7 +6,7 @@ import pytest
 
 from tracescore.conventions.messages import JsonValue
 from tracescore.model import ToolCall
-from tracescore.refusals import refusals_failed, refused
+from tracescore.refusals import refusals_failed, refused, validation_errors
 
 _PYDANTIC_UNKNOWN = "Unknown tool name: 'get_wether'. Available tools: 'get_weather'"
 _MAF_UNKNOWN = 'Error: Requested function "get_wether" not found.'
@@ -64,6 +64,8 @@ def test_a_refused_call_no_span_answered_fails_with_the_refusal() -> None:
         # An error already known stays.
         ToolCall(name="get_wether", result=_PYDANTIC_UNKNOWN, error="RetryError"),
         ToolCall(name="get_wether", result="Final result processed."),
+        # A tool that ran and returned what looks like validation errors: its span says.
+        ToolCall(name="check", result=[{"type": "x", "loc": [], "msg": "m"}], span_id="5" * 16),
     ],
 )
 def test_anything_else_is_left_as_it_is(call: ToolCall) -> None:
@@ -81,3 +83,47 @@ def test_a_call_whose_step_failed_fails_with_the_step_s_error() -> None:
     ]
     step_errors = {"b1": error, "b2": error}
     assert [c.error for c in refusals_failed(calls, step_errors)] == [error, None, None, None]
+
+
+_INT_PARSING: JsonValue = {
+    "type": "int_parsing",
+    "loc": ["temp"],
+    "msg": "Input should be a valid integer, unable to parse string as an integer",
+    "input": "warm",
+}
+
+
+@pytest.mark.parametrize(
+    ("result", "said"),
+    [
+        (
+            [_INT_PARSING],
+            "temp: Input should be a valid integer, unable to parse string as an integer",
+        ),
+        (
+            [
+                {"type": "missing", "loc": ["forecast", 0, "city"], "msg": "Field required"},
+                {"type": "model_type", "loc": [], "msg": "Input should be an object"},
+            ],
+            "forecast.0.city: Field required; Input should be an object",
+        ),
+        ([], None),
+        ([_INT_PARSING, "text"], None),
+        ([{"type": "missing", "loc": "city", "msg": "Field required"}], None),  # loc not a list
+        ([{"loc": ["city"], "msg": "Field required"}], None),  # no type
+        ({"type": "missing", "loc": ["city"], "msg": "Field required"}, None),
+        ("temp: Input should be a valid integer", None),
+    ],
+)
+def test_pydantic_validation_errors_read_as_one_line(result: JsonValue, said: str | None) -> None:
+    assert validation_errors(result) == said
+
+
+def test_an_output_tool_whose_arguments_did_not_validate_fails_with_the_errors() -> None:
+    """pydantic-ai's ``final_result`` has no span; the errors fed back are its result."""
+    call = ToolCall(name="final_result", id="o1", args={"temp": "warm"}, result=[_INT_PARSING])
+    [failed] = refusals_failed([call])
+    assert failed.result == [_INT_PARSING]  # what the model was told, as pydantic-ai keeps it
+    assert failed.error == (
+        "temp: Input should be a valid integer, unable to parse string as an integer"
+    )

@@ -9,7 +9,11 @@ the call failed; the telemetry says so only in the answer's words, which name th
 
 * pydantic-ai (``tool_manager``): "Unknown tool name: 'get_wether'. Available tools: …",
   "Tool 'lookup' is not available yet: …" (a ``ModelRetry``: the return's ``outcome`` is
-  ``retried``, which the telemetry's ``tool_call_response`` leaves out);
+  ``retried``, which the telemetry's ``tool_call_response`` leaves out); and for an
+  output tool (``final_result``, which has no span) whose arguments do not validate, the
+  validation errors themselves, pydantic's list of ``{"type", "loc", "msg", …}`` (a
+  ``RetryPromptPart``, failed in pydantic-ai's record; a function tool's bad arguments
+  fail its span);
 * Microsoft Agent Framework (``_tools``): 'Error: Requested function "get_wether" not
   found.', and for arguments that do not validate, "Error: Argument parsing failed."
   (with " Exception: …" when detailed errors are on): function results with an
@@ -41,7 +45,7 @@ from tracescore.conventions.registry import first_found
 from tracescore.model import ToolCall
 from tracescore.trace_tree import AgentRun, LlmStep
 
-__all__ = ["refusals_failed", "refused", "step_failures"]
+__all__ = ["refusals_failed", "refused", "step_failures", "validation_errors"]
 
 #: Agent Framework's result for arguments that do not validate (it names no tool).
 _BAD_ARGUMENTS: Final = "Error: Argument parsing failed."
@@ -58,6 +62,27 @@ def refused(name: str, result: JsonValue) -> bool:
     )
     whole = (f'Error: Requested function "{name}" not found.', _BAD_ARGUMENTS)  # Agent Framework
     return result.startswith(starts) or result in whole or _no_result(name, result)
+
+
+def validation_errors(result: JsonValue) -> str | None:
+    """The validation errors pydantic-ai fed back for a retry, as one line; else None.
+
+    pydantic-ai sends the model the errors of arguments that do not validate as a list
+    of pydantic's ``ErrorDetails``: ``{"type": "missing", "loc": ["city"], "msg": "Field
+    required", "input": …}``. Read as ``city: Field required``, errors joined by "; ".
+    """
+    if not isinstance(result, list) or not result:
+        return None
+    said: list[str] = []
+    for error in result:
+        if not isinstance(error, dict):
+            return None
+        kind, loc, msg = error.get("type"), error.get("loc"), error.get("msg")
+        if not (isinstance(kind, str) and isinstance(loc, list) and isinstance(msg, str)):
+            return None
+        where = ".".join(str(part) for part in loc)
+        said.append(f"{where}: {msg}" if where else msg)
+    return "; ".join(said)
 
 
 def _no_result(name: str, result: str) -> bool:
@@ -92,7 +117,8 @@ def refusals_failed(
 ) -> list[ToolCall]:
     """``calls``, those no span answered that the framework refused failed.
 
-    Refused: the result is a refusal (:func:`refused`), or the call's id is among
+    Refused: the result is a refusal (:func:`refused`) or validation errors
+    (:func:`validation_errors`, the call's error then), or the call's id is among
     ``step_errors`` (:func:`step_failures`: call id -> the framework's error).
     """
     return [_failed_if_refused(call, step_errors or {}) for call in calls]
@@ -106,4 +132,7 @@ def _failed_if_refused(call: ToolCall, step_errors: Mapping[str, str]) -> ToolCa
     if isinstance(call.result, str) and refused(call.name, call.result):
         kept = None if _no_result(call.name, call.result) else call.result
         return replace(call, result=kept, error=call.result)
+    invalid = validation_errors(call.result)
+    if invalid is not None:
+        return replace(call, error=invalid)
     return call
