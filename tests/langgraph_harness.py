@@ -377,6 +377,22 @@ def agent_structured_output() -> list[dict[str, Any]]:
     return [{**view(state["messages"], "weather_agent"), "final": answer.model_dump_json()}]
 
 
+def agent_structured_retry() -> list[dict[str, Any]]:
+    """``ToolStrategy`` arguments that do not validate: the framework answers the call
+    itself with the validation error (an error ``ToolMessage``, in no tool span) and the
+    model calls the schema's tool again."""
+    replies = [
+        ai("", ("Forecast", {"city": "Oslo"}, "cr1")),
+        ai("", ("Forecast", {"city": "Oslo", "sky": "sunny"}, "cr2")),
+    ]
+    state = _created(
+        replies, "Oslo, as data?", name="weather_agent", response_format=ToolStrategy(Forecast)
+    )
+    answer = state["structured_response"]
+    assert isinstance(answer, Forecast)
+    return [{**view(state["messages"], "weather_agent"), "final": answer.model_dump_json()}]
+
+
 def agent_model_call_limit() -> list[dict[str, Any]]:
     """``ModelCallLimitMiddleware(exit_behavior="end")``: past the limit the framework ends
     the run with a message of its own, in no model call; the agent's last message."""
@@ -403,6 +419,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         return_direct,
         agent_tools,
         agent_structured_output,
+        agent_structured_retry,
         agent_model_call_limit,
     )
 }

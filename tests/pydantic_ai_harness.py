@@ -283,6 +283,25 @@ def structured_retry() -> list[dict[str, Any]]:
     return [record(result.new_messages(), "weather_agent", output=result.output.model_dump_json())]
 
 
+def structured_validator_retry() -> list[dict[str, Any]]:
+    """An output validator refuses valid structured output (``ModelRetry``): a retry of
+    the output tool's call, then an output it accepts."""
+    model = scripted(
+        [("final_result", {"city": "Paris", "temp": 99}, "v1")],
+        [("final_result", {"city": "Paris", "temp": 21}, "v2")],
+    )
+    agent = weather_agent(model, output_type=Forecast)
+
+    @agent.output_validator
+    def plausible(output: Forecast) -> Forecast:
+        if output.temp > 60:
+            raise ModelRetry("temp too high")
+        return output
+
+    result = agent.run_sync("Paris, as data?")
+    return [record(result.new_messages(), "weather_agent", output=result.output.model_dump_json())]
+
+
 def structured_output() -> list[dict[str, Any]]:
     model = scripted(
         [("get_weather", {"city": "Paris"}, "c1")],
@@ -390,6 +409,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         structured_output,
         output_retry,
         structured_retry,
+        structured_validator_retry,
         two_turns,
         delegation,
         streamed,

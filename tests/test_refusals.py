@@ -127,3 +127,17 @@ def test_an_output_tool_whose_arguments_did_not_validate_fails_with_the_errors()
     assert failed.error == (
         "temp: Input should be a valid integer, unable to parse string as an integer"
     )
+
+
+def test_a_retry_of_an_output_tool_s_call_fails_it() -> None:
+    """pydantic-ai: an output validator's ``ModelRetry`` answers the call in its own words."""
+    calls = [
+        ToolCall(name="final_result", id="v1", result="temp too high"),
+        ToolCall(name="final_result", id="v2", result="Final result processed."),
+        ToolCall(name="final_result", id="v3", result=None),  # not answered: nothing to say
+        ToolCall(name="get_weather", id="c1", result="temp too high"),  # not an output tool
+    ]
+    failed = refusals_failed(calls, outputs=frozenset({"final_result"}))
+    assert [c.error for c in failed] == ["temp too high", None, None, None]
+    assert [c.result for c in failed] == [c.result for c in calls]
+    assert refusals_failed(calls) == calls  # no output tools named: none read so

@@ -13,7 +13,10 @@ the call failed; the telemetry says so only in the answer's words, which name th
   output tool (``final_result``, which has no span) whose arguments do not validate, the
   validation errors themselves, pydantic's list of ``{"type", "loc", "msg", …}`` (a
   ``RetryPromptPart``, failed in pydantic-ai's record; a function tool's bad arguments
-  fail its span);
+  fail its span); an output validator's ``ModelRetry`` on such a call answers with its
+  own words, so any answer to an output tool's call but pydantic-ai's fixed ones
+  ("Final result processed.", "Output tool not used - …") is a retry
+  (:func:`output_tools`);
 * Microsoft Agent Framework (``_tools``): 'Error: Requested function "get_wether" not
   found.', and for arguments that do not validate, "Error: Argument parsing failed."
   (with " Exception: …" when detailed errors are on): function results with an
@@ -38,14 +41,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Final
 
-from tracescore.conventions import smolagents
+from tracescore.conventions import pydantic_ai, smolagents
 from tracescore.conventions.base import ConventionReader
 from tracescore.conventions.messages import JsonValue
 from tracescore.conventions.registry import first_found
 from tracescore.model import ToolCall
+from tracescore.tool_calls import failed_with
 from tracescore.trace_tree import AgentRun, LlmStep
 
-__all__ = ["refusals_failed", "refused", "step_failures", "validation_errors"]
+__all__ = ["output_tools", "refusals_failed", "refused", "step_failures", "validation_errors"]
 
 #: Agent Framework's result for arguments that do not validate (it names no tool).
 _BAD_ARGUMENTS: Final = "Error: Argument parsing failed."
@@ -112,19 +116,30 @@ def step_failures(run: AgentRun, llm_steps: Sequence[LlmStep]) -> dict[str, str]
     return found
 
 
+def output_tools(llm_steps: Sequence[LlmStep]) -> frozenset[str]:
+    """The names of the run's output tools, as pydantic-ai's model calls state them."""
+    return pydantic_ai.output_tools(step.view.span for step in llm_steps)
+
+
 def refusals_failed(
-    calls: Sequence[ToolCall], step_errors: Mapping[str, str] | None = None
+    calls: Sequence[ToolCall],
+    step_errors: Mapping[str, str] | None = None,
+    outputs: frozenset[str] = frozenset(),
 ) -> list[ToolCall]:
     """``calls``, those no span answered that the framework refused failed.
 
     Refused: the result is a refusal (:func:`refused`) or validation errors
-    (:func:`validation_errors`, the call's error then), or the call's id is among
-    ``step_errors`` (:func:`step_failures`: call id -> the framework's error).
+    (:func:`validation_errors`, the call's error then), the call's id is among
+    ``step_errors`` (:func:`step_failures`: call id -> the framework's error), or it
+    calls one of ``outputs`` (:func:`output_tools`) and pydantic-ai answered it with a
+    retry.
     """
-    return [_failed_if_refused(call, step_errors or {}) for call in calls]
+    return [_failed_if_refused(call, step_errors or {}, outputs) for call in calls]
 
 
-def _failed_if_refused(call: ToolCall, step_errors: Mapping[str, str]) -> ToolCall:
+def _failed_if_refused(
+    call: ToolCall, step_errors: Mapping[str, str], outputs: frozenset[str]
+) -> ToolCall:
     if call.span_id is not None or call.error is not None:
         return call
     if call.id is not None and call.id in step_errors:
@@ -135,4 +150,6 @@ def _failed_if_refused(call: ToolCall, step_errors: Mapping[str, str]) -> ToolCa
     invalid = validation_errors(call.result)
     if invalid is not None:
         return replace(call, error=invalid)
+    if call.name in outputs and call.result is not None and pydantic_ai.output_retried(call.result):
+        return failed_with(call, call.result)
     return call

@@ -48,7 +48,7 @@ from tracescore.model import (
     ToolCall,
 )
 from tracescore.model_context import NO_CONTEXT, read_model_context
-from tracescore.refusals import refusals_failed, step_failures
+from tracescore.refusals import output_tools, refusals_failed, step_failures
 from tracescore.run_errors import is_pause, pause, run_error
 from tracescore.run_ids import run_ids
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
@@ -179,7 +179,7 @@ def _build(
         calls = results_from_history(run, calls, provenance)
     if any(c.span_id is None for c in calls):
         # Calls the framework answered itself, refusing them.
-        calls = refusals_failed(calls, step_failures(run, llm_steps))
+        calls = refusals_failed(calls, step_failures(run, llm_steps), output_tools(llm_steps))
 
     # ADK's eval reads a reply's thoughts as its text; every other framework's answer (a
     # pydantic-ai output, an OpenAI Agents final output) leaves them out.

@@ -25,7 +25,7 @@ from pydantic_ai.models.instrumented import (  # type: ignore[attr-defined]  # i
 )
 
 from tracescore.conventions.base import SpanView
-from tracescore.conventions.pydantic_ai import PydanticAI
+from tracescore.conventions.pydantic_ai import PydanticAI, output_retried, output_tools
 from tracescore.formats.sdk import from_readable_span as from_sdk_span
 from tracescore.spans import SpanRecord
 from tracescore.trajectory import build_invocations
@@ -358,3 +358,43 @@ def test_history_with_fewer_model_spans_than_replies() -> None:
         ({"city": "Paris"}, "Paris"),
         ({"city": "Rome"}, "Rome"),
     ]
+
+
+def _model_span(params: object) -> SpanRecord:
+    return SpanRecord(
+        trace_id="1" * 32,
+        span_id="2" * 16,
+        parent_span_id=None,
+        name="chat model",
+        start_ns=1,
+        end_ns=2,
+        attributes={} if params is None else {"model_request_parameters": to_json(params)},
+        scope="pydantic-ai",
+    )
+
+
+def test_output_tools_are_read_from_the_first_model_span_naming_them() -> None:
+    no_outputs = _model_span({"function_tools": [{"name": "get_weather"}], "output_tools": []})
+    outputs = _model_span({"output_tools": [{"name": "final_result"}, {"name": "final_Alt"}]})
+    later = _model_span({"output_tools": [{"name": "other"}]})
+    spans = [_model_span(None), no_outputs, outputs, later]
+    assert output_tools(spans) == {"final_result", "final_Alt"}
+    assert output_tools([no_outputs, _model_span(None)]) == frozenset()
+    # Damaged or foreign parameters name none.
+    assert output_tools([_model_span('{"output_tools": [1, {"name": 2}]'), later]) == {"other"}
+    assert output_tools([_model_span({"output_tools": [1, {"name": 2}]})]) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("result", "retried"),
+    [
+        ("Final result processed.", False),
+        ("Output tool not used - a final result was already processed.", False),
+        ("Output tool not used - output failed validation.", False),  # a success to it
+        ("temp too high", True),  # an output validator's ModelRetry
+        ([{"type": "missing", "loc": ["temp"], "msg": "Field required"}], True),
+        ({"final": "result processed"}, True),
+    ],
+)
+def test_what_pydantic_ai_answers_an_output_tool_call(result: object, retried: bool) -> None:
+    assert output_retried(result) is retried

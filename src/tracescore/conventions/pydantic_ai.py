@@ -10,6 +10,9 @@ version 2 on (``gen_ai.input.messages`` ... are read by
 * version 2 tool spans (``running tool``) keep arguments and result in
   ``tool_arguments`` / ``tool_response`` (version ≥ 3 uses ``gen_ai.tool.call.*``).
 * version 1 model spans keep the request and reply in ``events`` (event dicts as above).
+* model spans describe the request in ``model_request_parameters`` (every version): its
+  ``output_tools`` name the tools whose call is the run's output (``final_result``), which
+  pydantic-ai answers itself, in no tool span (:func:`output_tools`).
 
 Event dicts are the body merged with the event's attributes; older releases add
 ``event.name``, newer ones leave it out, so the event is told apart by its keys
@@ -20,7 +23,7 @@ Spans are recognised by attributes, never by span name (REFERENCE §5).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 import orjson
@@ -43,7 +46,7 @@ from tracescore.conventions.genai_events import (
 from tracescore.conventions.messages import Message, decoded_json, is_not_captured
 from tracescore.spans import SpanRecord
 
-__all__ = ["CAPTURE_HINT", "PydanticAI"]
+__all__ = ["CAPTURE_HINT", "PydanticAI", "output_retried", "output_tools"]
 
 SCOPE: Final = "pydantic-ai"
 ALL_MESSAGES: Final = "pydantic_ai.all_messages"
@@ -52,6 +55,12 @@ EVENTS: Final = "events"
 TOOL_ARGS: Final = "tool_arguments"
 TOOL_RESPONSE: Final = "tool_response"
 FINAL_RESULT: Final = "final_result"
+REQUEST_PARAMETERS: Final = "model_request_parameters"
+#: What pydantic-ai answers an output tool's call with when it took its output, or
+#: skipped it (another output was taken, or had to be): successes in its record. Anything
+#: else is the retry it asked for (arguments that do not validate, an output validator's
+#: ``ModelRetry``), a failed call.
+_OUTPUT_STATUS: Final = ("Final result processed.", "Output tool not used - ")
 _RUN_MARKERS: Final = (ALL_MESSAGES, ALL_EVENTS, FINAL_RESULT, "model_name")
 _ROLE_EVENTS: Final = {role: name for name, role in MESSAGE_EVENT_ROLES.items()}
 
@@ -73,7 +82,7 @@ def _event_name(item: Mapping[str, object]) -> str | None:
 
 
 def _is_pydantic(span: SpanRecord) -> bool:
-    return span.scope == SCOPE or "model_request_parameters" in span.attributes
+    return span.scope == SCOPE or REQUEST_PARAMETERS in span.attributes
 
 
 class PydanticAI(ConventionReader):
@@ -229,3 +238,28 @@ def _deferred(value: object) -> list[str] | None:
         return None
     names = [c.get("tool_name") for c in [*calls, *approvals] if isinstance(c, dict)]
     return [n for n in names if isinstance(n, str)]
+
+
+def output_tools(spans: Iterable[SpanRecord]) -> frozenset[str]:
+    """The output tools of the first model span among ``spans`` that names any.
+
+    An agent's output tools are the same in each of its model requests; their
+    ``model_request_parameters`` (JSON, tool schemas included) is parsed for one span
+    only, and only when its text mentions them.
+    """
+    for span in spans:
+        raw = span.attributes.get(REQUEST_PARAMETERS)
+        if not isinstance(raw, str) or '"output_tools"' not in raw:
+            continue
+        params = decoded_json(raw)
+        tools = params.get("output_tools") if isinstance(params, dict) else None
+        if not isinstance(tools, list) or not tools:
+            continue
+        names = (tool.get("name") if isinstance(tool, dict) else None for tool in tools)
+        return frozenset(name for name in names if isinstance(name, str))
+    return frozenset()
+
+
+def output_retried(result: object) -> bool:
+    """Whether pydantic-ai's answer to an output tool's call was a retry (see _OUTPUT_STATUS)."""
+    return not (isinstance(result, str) and result.startswith(_OUTPUT_STATUS))
