@@ -361,6 +361,17 @@ def agent_tools() -> list[dict[str, Any]]:
     return [view(state["messages"], "weather_agent")]
 
 
+def _structured(replies: Sequence[AIMessage]) -> list[dict[str, Any]]:
+    """A ``create_agent`` run with ``response_format=ToolStrategy(Forecast)``; its answer
+    the state's ``structured_response``, as JSON."""
+    state = _created(
+        replies, "Oslo, as data?", name="weather_agent", response_format=ToolStrategy(Forecast)
+    )
+    answer = state["structured_response"]
+    assert isinstance(answer, Forecast)
+    return [{**view(state["messages"], "weather_agent"), "final": answer.model_dump_json()}]
+
+
 def agent_structured_output() -> list[dict[str, Any]]:
     """``response_format=ToolStrategy(...)``: the model answers by calling the schema's
     tool; the framework answers that call itself ("Returning structured response"), in no
@@ -369,12 +380,7 @@ def agent_structured_output() -> list[dict[str, Any]]:
         ai("", ("get_weather", {"city": "Oslo"}, "cs1")),
         ai("", ("Forecast", {"city": "Oslo", "sky": "sunny"}, "cs2")),
     ]
-    state = _created(
-        replies, "Oslo, as data?", name="weather_agent", response_format=ToolStrategy(Forecast)
-    )
-    answer = state["structured_response"]
-    assert isinstance(answer, Forecast)
-    return [{**view(state["messages"], "weather_agent"), "final": answer.model_dump_json()}]
+    return _structured(replies)
 
 
 def agent_structured_retry() -> list[dict[str, Any]]:
@@ -385,12 +391,7 @@ def agent_structured_retry() -> list[dict[str, Any]]:
         ai("", ("Forecast", {"city": "Oslo"}, "cr1")),
         ai("", ("Forecast", {"city": "Oslo", "sky": "sunny"}, "cr2")),
     ]
-    state = _created(
-        replies, "Oslo, as data?", name="weather_agent", response_format=ToolStrategy(Forecast)
-    )
-    answer = state["structured_response"]
-    assert isinstance(answer, Forecast)
-    return [{**view(state["messages"], "weather_agent"), "final": answer.model_dump_json()}]
+    return _structured(replies)
 
 
 def agent_model_call_limit() -> list[dict[str, Any]]:
