@@ -361,12 +361,10 @@ def agent_tools() -> list[dict[str, Any]]:
     return [view(state["messages"], "weather_agent")]
 
 
-def _structured(replies: Sequence[AIMessage]) -> list[dict[str, Any]]:
+def _structured(replies: Sequence[AIMessage], prompt: str) -> list[dict[str, Any]]:
     """A ``create_agent`` run with ``response_format=ToolStrategy(Forecast)``; its answer
     the state's ``structured_response``, as JSON."""
-    state = _created(
-        replies, "Oslo, as data?", name="weather_agent", response_format=ToolStrategy(Forecast)
-    )
+    state = _created(replies, prompt, name="weather_agent", response_format=ToolStrategy(Forecast))
     answer = state["structured_response"]
     assert isinstance(answer, Forecast)
     return [{**view(state["messages"], "weather_agent"), "final": answer.model_dump_json()}]
@@ -380,7 +378,7 @@ def agent_structured_output() -> list[dict[str, Any]]:
         ai("", ("get_weather", {"city": "Oslo"}, "cs1")),
         ai("", ("Forecast", {"city": "Oslo", "sky": "sunny"}, "cs2")),
     ]
-    return _structured(replies)
+    return _structured(replies, "Oslo, as data?")
 
 
 def agent_structured_retry() -> list[dict[str, Any]]:
@@ -391,7 +389,7 @@ def agent_structured_retry() -> list[dict[str, Any]]:
         ai("", ("Forecast", {"city": "Oslo"}, "cr1")),
         ai("", ("Forecast", {"city": "Oslo", "sky": "sunny"}, "cr2")),
     ]
-    return _structured(replies)
+    return _structured(replies, "Oslo as data, please?")
 
 
 def agent_model_call_limit() -> list[dict[str, Any]]:

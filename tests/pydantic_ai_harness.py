@@ -231,7 +231,7 @@ def bad_arguments() -> list[dict[str, Any]]:
         [("get_weather", {"city": "Paris"}, "b2")],
         ["Paris: 21C."],
     )
-    return [answered(weather_agent(model), "Weather in Paris?")]
+    return [answered(weather_agent(model), "How warm is Paris?")]
 
 
 def tool_raises() -> list[dict[str, Any]]:
@@ -270,7 +270,7 @@ def output_retry() -> list[dict[str, Any]]:
             raise ModelRetry("name the city")
         return output
 
-    return [answered(agent, "Weather in Paris?")]
+    return [answered(agent, "Weather in Paris, by name?")]
 
 
 def structured_retry() -> list[dict[str, Any]]:
@@ -279,7 +279,7 @@ def structured_retry() -> list[dict[str, Any]]:
         [("final_result", {"city": "Paris", "temp": "warm"}, "o1")],
         [("final_result", {"city": "Paris", "temp": 21}, "o2")],
     )
-    result = weather_agent(model, output_type=Forecast).run_sync("Paris, as data?")
+    result = weather_agent(model, output_type=Forecast).run_sync("Paris as data, please?")
     return [record(result.new_messages(), "weather_agent", output=result.output.model_dump_json())]
 
 
@@ -298,7 +298,7 @@ def structured_validator_retry() -> list[dict[str, Any]]:
             raise ModelRetry("temp too high")
         return output
 
-    result = agent.run_sync("Paris, as data?")
+    result = agent.run_sync("Paris as plausible data?")
     return [record(result.new_messages(), "weather_agent", output=result.output.model_dump_json())]
 
 
