@@ -482,6 +482,23 @@ def structured_output() -> list[dict[str, Any]]:
     return [{"agents": [agent.name], **recorded, "final": str(result), "final_is_json": True}]
 
 
+def structured_retry() -> list[dict[str, Any]]:
+    """The output model's tool called with arguments that do not validate: Strands
+    answers with the validation error and the model calls it again."""
+    agent = _agent(
+        "weather_agent",
+        [
+            [Call("Forecast", {"city": "Paris"}, "r1")],
+            [Call("Forecast", {"city": "Paris", "sky": "sunny"}, "r2")],
+        ],
+    )
+    before = len(agent.messages)
+    result = agent("Paris as data, please?", structured_output_model=Forecast)
+    assert isinstance(result.structured_output, Forecast)
+    recorded = view(agent.messages[before:])
+    return [{"agents": [agent.name], **recorded, "final": str(result), "final_is_json": True}]
+
+
 def _stopped(agent: Agent, prompt: str, **kwargs: Any) -> list[dict[str, Any]]:
     before = len(agent.messages)
     result = agent(prompt, **kwargs)
@@ -589,6 +606,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         model_error,
         model_retried,
         structured_output,
+        structured_retry,
     )
 }
 #: Runs Strands stopped before the model answered (``stop`` is their stop reason).
