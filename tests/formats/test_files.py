@@ -26,7 +26,7 @@ from otlp_helpers import (
 
 from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
-from tracescore.formats.files import read_file, read_json_lines
+from tracescore.formats.files import is_json_lines, read_file, read_json_lines
 from tracescore.formats.sdk import from_readable_span
 from tracescore.formats.zstd import ZstdError, ZstdFrames, decompress_bounded
 from tracescore.spans import Origin
@@ -536,3 +536,29 @@ assert "google.protobuf" in sys.modules
     pb.write_bytes(b"\x00\x00\x00\x02\x0a\x00")  # one message: an empty resource_spans
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_byte_order_mark_on_a_later_line_is_skipped_too(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    """``cat a.jsonl b.jsonl`` where b.jsonl was written with a BOM (Windows tools)."""
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)
+    data = "\n".join(lines[:2]).encode() + b"\n\xef\xbb\xbf" + lines[2].encode() + b"\n"
+    path = _write(tmp_path / "joined.jsonl", data)
+    batches = list(read_file(path))
+    assert [b.errors for b in batches] == [[], [], []]
+    assert _span_ids(batches) == _expected_ids(sdk_spans)
+    [third] = read_json_lines(path, data.index(b"\xef"), len(data), 3)  # a worker's part
+    assert third.errors == [] and len(third.spans) == len(batches[2].spans)
+    assert third.reread is not None and third.reread().spans == third.spans
+
+
+def test_a_file_starting_with_a_byte_order_mark_can_be_split(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    lines = spans_to_otlp_json_lines(sdk_spans, batch_size=5)
+    path = _write(tmp_path / "bom.jsonl", b"\xef\xbb\xbf" + "\n".join(lines).encode() + b"\n")
+    assert is_json_lines(path)
+    assert _span_ids(read_json_lines(path, 0, Path(path).stat().st_size, 1)) == _expected_ids(
+        sdk_spans
+    )

@@ -48,7 +48,7 @@ from tracescore import json_text
 from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
 from tracescore.formats.console import decode_console_stream, decode_console_text
-from tracescore.formats.json_line import cut_short, invalid_json, json_line
+from tracescore.formats.json_line import BOM, cut_short, invalid_json, json_line
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.zeros import zero_start, zeros_detail
@@ -70,7 +70,6 @@ _GZIP_MAGIC: Final = b"\x1f\x8b"
 #: First two bytes of a zstd frame (28 b5 2f fd); as a protobuf length prefix they would
 #: announce a 680 MB message, so nothing valid is mistaken for it.
 _ZSTD_HEAD: Final = ZSTD_MAGIC[:2]
-_BOM: Final = b"\xef\xbb\xbf"
 _JSON_FIRST_BYTES: Final = frozenset(b" \t\r\n{[\xef")
 _MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
 _CHUNK: Final = 1024 * 1024
@@ -214,7 +213,7 @@ def _json_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[B
     first = _next_content_line(lines, read, cursor)
     if first is None:
         return
-    if first[0] == 1 and first[1].startswith(_BOM):
+    if first[0] == 1 and first[1].startswith(BOM):
         first = (1, first[1][3:])
         read[0] = first[1]
     try:
@@ -263,10 +262,11 @@ def is_json_lines(path: str) -> bool:
             for line in stream:
                 if line.isspace():
                     continue
-                if line[:1] != b"{":
+                record = line[len(BOM) :] if line.startswith(BOM) else line
+                if record[:1] != b"{":
                     return False
                 try:
-                    return looks_like_document(json_text.loads(line))
+                    return looks_like_document(json_text.loads(record))
                 except orjson.JSONDecodeError:
                     return False
     except OSError:

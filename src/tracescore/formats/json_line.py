@@ -1,10 +1,11 @@
 """One JSON Lines record, as bytes, into its batch: the unit of every JSON Lines read.
 
 A line that does not decode is one located error (a cut last line and a record cut by
-zero bytes are named as such); a printed console-exporter record is read as the
-console reader reads it; runs of zero bytes in a line (:mod:`tracescore.formats.zeros`)
-separate the records around them. A batch with records can be decoded again from the
-same bytes (``Batch.reread``).
+zero bytes are named as such); a line starting with a UTF-8 byte order mark (a file
+that had one, appended to another) is read without it; a printed console-exporter
+record is read as the console reader reads it; runs of zero bytes in a line
+(:mod:`tracescore.formats.zeros`) separate the records around them. A batch with records
+can be decoded again from the same bytes (``Batch.reread``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.zeros import ZEROS_CUT, split_at_zeros, zeros_detail
 from tracescore.spans import Origin
 
-__all__ = ["cut_short", "decode_json_line", "invalid_json", "json_line"]
+__all__ = ["BOM", "cut_short", "decode_json_line", "invalid_json", "json_line"]
 
+#: UTF-8's byte order mark, which some Windows tools write at the start of a file.
+BOM: Final = b"\xef\xbb\xbf"
 _MESSAGE_CHARS: Final = 200
 _LAST_LINE_CUT: Final = (
     "incomplete last line (no newline at the end of the file: still being written, or cut short)"
@@ -56,6 +59,8 @@ def json_line(line: bytes, origin: Origin | None, *, message: bool = False) -> B
     try:
         batch = decode_json_bytes(line, origin=origin)
     except orjson.JSONDecodeError as exc:
+        if line.startswith(BOM):  # a file written with one, appended to another (cat)
+            return json_line(line[len(BOM) :], origin, message=message)
         console = decode_console_line(line, origin=origin)
         if console is not None:
             return console
