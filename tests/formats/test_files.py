@@ -562,3 +562,14 @@ def test_a_file_starting_with_a_byte_order_mark_can_be_split(
     assert _span_ids(read_json_lines(path, 0, Path(path).stat().st_size, 1)) == _expected_ids(
         sdk_spans
     )
+
+
+def test_a_line_of_byte_order_marks_is_one_bad_record(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    [good] = spans_to_otlp_json_lines(sdk_spans, batch_size=100)
+    data = good.encode() + b"\n" + b"\xef\xbb\xbf" * 100_000 + good.encode() + b"\n"
+    first, second = read_file(_write(tmp_path / "boms.jsonl", data))
+    assert len(first.spans) == len(sdk_spans) and first.errors == []
+    [error] = second.errors
+    assert "invalid JSON" in error.detail and error.line == 2

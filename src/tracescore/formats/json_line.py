@@ -59,7 +59,9 @@ def json_line(line: bytes, origin: Origin | None, *, message: bool = False) -> B
     try:
         batch = decode_json_bytes(line, origin=origin)
     except orjson.JSONDecodeError as exc:
-        if line.startswith(BOM):  # a file written with one, appended to another (cat)
+        # A file written with a BOM, appended to another (cat): once, never recursing
+        # deeper (a line of a million BOMs is one bad record, not a RecursionError).
+        if line.startswith(BOM) and not line.startswith(BOM, len(BOM)):
             return json_line(line[len(BOM) :], origin, message=message)
         console = decode_console_line(line, origin=origin)
         if console is not None:
