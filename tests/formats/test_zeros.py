@@ -250,3 +250,21 @@ assert [e.line for b in batches for e in b.errors] == [1]
 """
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_binary_data_is_one_bad_record_not_one_per_run(
+    tmp_path: Path, sdk_spans: list[ReadableSpan]
+) -> None:
+    """Many runs of zeros in one line are binary data (an appended file of another
+    kind), not records around a zero-filled region: one error, the other lines read."""
+    one, two, three = _lines(sdk_spans)
+    path = tmp_path / "appended.jsonl"
+    path.write_bytes(one + b"x\0" * 500_000 + b"\n" + two + three)
+    batches = list(read_file(str(path)))
+    assert _ids(batches) == _expected(sdk_spans)
+    [(line, detail)] = _errors(batches)
+    assert (line, detail) == (2, "binary data, no record: 500000 zero bytes in more than 8 runs")
+    # Eight runs are still a zero-filled region's: each one reported.
+    path.write_bytes(one + b"\0x" * 8 + b"\n" + two + three)
+    batches = list(read_file(str(path)))
+    assert len(_errors(batches)) == 8 + 8  # each run, and the "x" it cut

@@ -27,6 +27,8 @@ __all__ = ["BOM", "cut_short", "decode_json_line", "invalid_json", "json_line"]
 #: UTF-8's byte order mark, which some Windows tools write at the start of a file.
 BOM: Final = b"\xef\xbb\xbf"
 _MESSAGE_CHARS: Final = 200
+#: More runs of zero bytes than this in one line is binary data (see _around_zeros).
+_MAX_ZERO_RUNS: Final = 8
 _LAST_LINE_CUT: Final = (
     "incomplete last line (no newline at the end of the file: still being written, or cut short)"
 )
@@ -78,7 +80,16 @@ def json_line(line: bytes, origin: Origin | None, *, message: bool = False) -> B
 
 
 def _around_zeros(line: bytes, origin: Origin | None, *, message: bool) -> Batch:
-    """The records of a line holding runs of zero bytes, each run one error (see zeros)."""
+    """The records of a line holding runs of zero bytes, each run one error (see zeros).
+
+    A line with more than a few runs is binary data, not records around a zero-filled
+    region: one error, not one per run (a megabyte could hold half a million).
+    """
+    runs = split_at_zeros(line)
+    if sum(1 for _ in zip(range(_MAX_ZERO_RUNS + 2), runs)) > _MAX_ZERO_RUNS + 1:
+        count = line.count(b"\0")
+        detail = f"binary data, no record: {count} zero bytes in more than {_MAX_ZERO_RUNS} runs"
+        return Batch(origin=origin, errors=[located_error(origin, detail)])
     batch = Batch(origin=origin)
     for piece, zeros in split_at_zeros(line):
         if piece and not piece.isspace():
