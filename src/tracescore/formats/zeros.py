@@ -13,7 +13,8 @@ Two common accidents leave runs of NUL bytes in a file the Collector appends to:
 A NUL byte can never be part of JSON (not even escaped inside a string), so a run of
 them ends whatever came before it, as a newline would. Each run is reported as one bad
 record, located by line, saying how many bytes it held; the records around it are read
-as usual (one cut by the run is an incomplete record, said so). A file that starts with
+as usual (one cut by the run is an incomplete record, said so; a line with more than
+a few runs is binary data, one bad record). A file that starts with
 zeros is JSON when what follows them is the start of a JSON object; its leading zeros
 are jumped over where the file system knows where data starts (``SEEK_DATA``) and
 otherwise read through in chunks, never held; the file is read in one process. Anything
