@@ -766,7 +766,8 @@ def _respelled(value: Any) -> Any:
 
 
 def _damaged(lines: list[bytes], rng: random.Random) -> list[bytes]:
-    """Some lines respelled, some holding a bad span, a NaN attribute, garbage or zeros."""
+    """Some lines respelled, some holding a bad span, a NaN attribute, garbage, zeros, or
+    glued after a cut copy of themselves."""
     out = []
     for line in lines:
         roll = rng.random()
@@ -792,6 +793,8 @@ def _damaged(lines: list[bytes], rng: random.Random) -> list[bytes]:
             out.append(b"\0" * rng.randint(1, 5000))
         elif roll < 0.31:  # a copy of the line cut short by a zero-filled region
             out.append(line[: rng.randrange(1, len(line) - 1)] + b"\0" * rng.randint(1, 50))
+        elif roll < 0.33:  # a copy cut by a killed writer, the line appended right after
+            out.append(line[: rng.randrange(1, len(line) - 1)])
         out.append(line)
     return out
 

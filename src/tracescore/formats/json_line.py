@@ -4,13 +4,16 @@ A line that does not decode is one located error (a cut last line and a record c
 zero bytes are named as such); a line starting with a UTF-8 byte order mark (a file
 that had one, appended to another) is read without it; a printed console-exporter
 record is read as the console reader reads it; runs of zero bytes in a line
-(:mod:`tracescore.formats.zeros`) separate the records around them. A batch with records
-can be decoded again from the same bytes (``Batch.reread``).
+(:mod:`tracescore.formats.zeros`) separate the records around them, and so does the
+start of a request appended after a cut one (a writer killed mid-line, then restarted).
+A batch with records can be decoded again from the same bytes (``Batch.reread``).
 """
 
 from __future__ import annotations
 
+import re
 from functools import partial
+from itertools import pairwise
 from typing import Final
 
 import orjson
@@ -29,6 +32,14 @@ BOM: Final = b"\xef\xbb\xbf"
 _MESSAGE_CHARS: Final = 200
 #: More runs of zero bytes than this in one line is binary data (see _around_zeros).
 _MAX_ZERO_RUNS: Final = 8
+#: The start of a Collector's export request in its JSON spelling.
+_RECORD_START: Final = re.compile(rb'\{"resource(?:Spans|Logs)":')
+#: More requests glued after cut ones than this in one line is no crash's leftover.
+_MAX_GLUED: Final = 8
+_GLUED_CUT: Final = (
+    "incomplete record, cut short: its writer stopped mid-line (killed?) and the next"
+    " record was appended right after it, which is read"
+)
 _LAST_LINE_CUT: Final = (
     "incomplete last line (no newline at the end of the file: still being written, or cut short)"
 )
@@ -70,12 +81,47 @@ def json_line(line: bytes, origin: Origin | None, *, message: bool = False) -> B
             return console
         if b"\0" in line:
             batch = _around_zeros(line, origin, message=message)
+        elif (starts := _later_records(line)) is not None:
+            batch = _glued(line, starts, origin, message=message)
         else:
             # Only a file's last line can lack its newline: one cut there is a file the
             # Collector is still writing (or a copy taken mid-write), not a corrupt record.
             cut = not message and line[-1:] != b"\n" and cut_short(line, exc)
             return invalid_json(origin, exc, cut=_LAST_LINE_CUT if cut else "")
     batch.reread = partial(json_line, line, origin, message=message)
+    return batch
+
+
+def _later_records(line: bytes) -> list[int] | None:
+    """Where records start after the first in a line that did not decode; None if nowhere.
+
+    A Collector killed mid-write leaves its file's last line cut; restarted, it appends
+    its next request right after it, with no newline between. ``{"resourceSpans":`` (or
+    ``resourceLogs``) can start only a request, never sit inside valid OTLP JSON (a
+    string holds its quotes escaped), so each one past the line's start is a record
+    glued to a cut one. More than a few is no such accident (see _MAX_GLUED).
+    """
+    starts = [m.start() for m in _RECORD_START.finditer(line, 1)]
+    return starts if 0 < len(starts) <= _MAX_GLUED else None
+
+
+def _glued(line: bytes, starts: list[int], origin: Origin | None, *, message: bool) -> Batch:
+    """The records of a line where whole requests follow cut ones (see _later_records)."""
+    batch = Batch(origin=origin)
+    bounds = [0, *starts, len(line)]
+    for begin, end in pairwise(bounds):
+        piece = line[begin:end]
+        if end == len(line):
+            part = json_line(piece, origin, message=message)  # the line's own end
+        else:
+            try:
+                part = decode_json_bytes(piece, origin=origin)
+            except orjson.JSONDecodeError as exc:
+                cut = _GLUED_CUT if cut_short(piece, exc) else ""
+                part = invalid_json(origin, exc, cut=cut)
+        batch.spans += part.spans
+        batch.logs += part.logs
+        batch.errors += part.errors
     return batch
 
 
