@@ -462,41 +462,37 @@ class Forecast(BaseModel):
     sky: str
 
 
+def _structured(turns: Sequence[Turn], prompt: str) -> list[dict[str, Any]]:
+    """A run asked for a ``Forecast`` (``structured_output_model``), as Strands kept it."""
+    agent = _agent("weather_agent", turns)
+    before = len(agent.messages)
+    result = agent(prompt, structured_output_model=Forecast)
+    assert isinstance(result.structured_output, Forecast)
+    recorded = view(agent.messages[before:])
+    return [{"agents": [agent.name], **recorded, "final": str(result), "final_is_json": True}]
+
+
 def structured_output() -> list[dict[str, Any]]:
     """``structured_output_model``: the model answers by calling the output model's tool.
 
     No reply has text; the caller gets the structured output, whose JSON (``str(result)``)
     the run span states.
     """
-    agent = _agent(
-        "weather_agent",
-        [
-            [Call("get_weather", {"city": "Paris"}, "o1")],
-            [Call("Forecast", {"city": "Paris", "sky": "sunny"}, "o2")],
-        ],
-    )
-    before = len(agent.messages)
-    result = agent("Paris, as data?", structured_output_model=Forecast)
-    assert isinstance(result.structured_output, Forecast)
-    recorded = view(agent.messages[before:])
-    return [{"agents": [agent.name], **recorded, "final": str(result), "final_is_json": True}]
+    turns = [
+        [Call("get_weather", {"city": "Paris"}, "o1")],
+        [Call("Forecast", {"city": "Paris", "sky": "sunny"}, "o2")],
+    ]
+    return _structured(turns, "Paris, as data?")
 
 
 def structured_retry() -> list[dict[str, Any]]:
     """The output model's tool called with arguments that do not validate: Strands
     answers with the validation error and the model calls it again."""
-    agent = _agent(
-        "weather_agent",
-        [
-            [Call("Forecast", {"city": "Paris"}, "r1")],
-            [Call("Forecast", {"city": "Paris", "sky": "sunny"}, "r2")],
-        ],
-    )
-    before = len(agent.messages)
-    result = agent("Paris as data, please?", structured_output_model=Forecast)
-    assert isinstance(result.structured_output, Forecast)
-    recorded = view(agent.messages[before:])
-    return [{"agents": [agent.name], **recorded, "final": str(result), "final_is_json": True}]
+    turns = [
+        [Call("Forecast", {"city": "Paris"}, "r1")],
+        [Call("Forecast", {"city": "Paris", "sky": "sunny"}, "r2")],
+    ]
+    return _structured(turns, "Paris as data, please?")
 
 
 def _stopped(agent: Agent, prompt: str, **kwargs: Any) -> list[dict[str, Any]]:

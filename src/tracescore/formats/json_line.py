@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from itertools import pairwise
+from itertools import islice, pairwise
 from typing import Final
 
 import orjson
@@ -22,7 +22,7 @@ from tracescore.formats.base import Batch
 from tracescore.formats.console import decode_console_line
 from tracescore.formats.otlp_json import located_error
 from tracescore.formats.otlp_json_typed import decode_json_bytes
-from tracescore.formats.zeros import ZEROS_CUT, split_at_zeros, zeros_detail
+from tracescore.formats.zeros import ZERO_RUN, ZEROS_CUT, split_at_zeros, zeros_detail
 from tracescore.spans import Origin
 
 __all__ = ["BOM", "cut_short", "decode_json_line", "invalid_json", "json_line"]
@@ -108,20 +108,9 @@ def _later_records(line: bytes) -> list[int] | None:
 def _glued(line: bytes, starts: list[int], origin: Origin | None, *, message: bool) -> Batch:
     """The records of a line where whole requests follow cut ones (see _later_records)."""
     batch = Batch(origin=origin)
-    bounds = [0, *starts, len(line)]
-    for begin, end in pairwise(bounds):
-        piece = line[begin:end]
-        if end == len(line):
-            part = json_line(piece, origin, message=message)  # the line's own end
-        else:
-            try:
-                part = decode_json_bytes(piece, origin=origin)
-            except orjson.JSONDecodeError as exc:
-                cut = _GLUED_CUT if cut_short(piece, exc) else ""
-                part = invalid_json(origin, exc, cut=cut)
-        batch.spans += part.spans
-        batch.logs += part.logs
-        batch.errors += part.errors
+    for begin, end in pairwise([0, *starts, len(line)]):
+        cut_by = None if end == len(line) else _GLUED_CUT
+        _add(batch, _piece(line[begin:end], origin, cut_by=cut_by, message=message))
     return batch
 
 
@@ -131,24 +120,36 @@ def _around_zeros(line: bytes, origin: Origin | None, *, message: bool) -> Batch
     A line with more than a few runs is binary data, not records around a zero-filled
     region: one error, not one per run (a megabyte could hold half a million).
     """
-    runs = split_at_zeros(line)
-    if sum(1 for _ in zip(range(_MAX_ZERO_RUNS + 2), runs)) > _MAX_ZERO_RUNS + 1:
+    if next(islice(ZERO_RUN.finditer(line), _MAX_ZERO_RUNS, None), None) is not None:
         count = line.count(b"\0")
         detail = f"binary data, no record: {count} zero bytes in more than {_MAX_ZERO_RUNS} runs"
         return Batch(origin=origin, errors=[located_error(origin, detail)])
     batch = Batch(origin=origin)
     for piece, zeros in split_at_zeros(line):
-        if piece and not piece.isspace():
-            if zeros:  # cut by the run, not by the file's end
-                try:
-                    part = decode_json_bytes(piece, origin=origin)
-                except orjson.JSONDecodeError as exc:
-                    part = invalid_json(origin, exc, cut=ZEROS_CUT if cut_short(piece, exc) else "")
-            else:
-                part = json_line(piece, origin, message=message)
-            batch.spans += part.spans
-            batch.logs += part.logs
-            batch.errors += part.errors
+        cut_by = ZEROS_CUT if zeros else None
+        _add(batch, _piece(piece, origin, cut_by=cut_by, message=message))
         if zeros:
             batch.errors.append(located_error(origin, zeros_detail(zeros)))
     return batch
+
+
+def _piece(piece: bytes, origin: Origin | None, *, cut_by: str | None, message: bool) -> Batch:
+    """The records of one piece of a damaged line; none for a blank one.
+
+    The last piece (``cut_by`` None) is read as a line is; one that what follows it cut
+    is read alone, and an error then says ``cut_by``.
+    """
+    if not piece or piece.isspace():
+        return Batch(origin=origin)
+    if cut_by is None:
+        return json_line(piece, origin, message=message)
+    try:
+        return decode_json_bytes(piece, origin=origin)
+    except orjson.JSONDecodeError as exc:
+        return invalid_json(origin, exc, cut=cut_by if cut_short(piece, exc) else "")
+
+
+def _add(batch: Batch, part: Batch) -> None:
+    batch.spans += part.spans
+    batch.logs += part.logs
+    batch.errors += part.errors
