@@ -43,7 +43,11 @@ from tracescore.conventions.messages import (
     ToolCallPart,
     decoded_json,
     is_not_captured,
-    parse_arguments,
+)
+from tracescore.conventions.openinference_tools import (
+    looks_like_schema,
+    tool_message_call_id,
+    unwrap_response,
 )
 from tracescore.conventions.replies import one_reply
 from tracescore.conventions.traceloop import unwrap_entity_input
@@ -69,8 +73,6 @@ CAPTURE_HINT: Final = (
     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES, OPENINFERENCE_HIDE_INPUT_TEXT and "
     "OPENINFERENCE_HIDE_OUTPUT_TEXT (or pass TraceConfig() with the defaults) in the agent"
 )
-
-_SCHEMA_KEYS: Final = frozenset({"$schema", "properties", "parameters", "json_schema"})
 
 
 def _langgraph_role(metadata: AttrValue | None) -> Literal["graph", "node"] | None:
@@ -129,64 +131,6 @@ def _stated_output(view: SpanView) -> Found[str] | None:
     if not isinstance(value, str) or not value.strip() or is_not_captured(value):
         return None
     return Found(value, OUTPUT_VALUE)
-
-
-def _looks_like_schema(value: JsonValue) -> bool:
-    """True for a JSON schema or a function declaration (what ``tool.parameters`` usually is)."""
-    if not isinstance(value, dict):
-        return True
-    if _SCHEMA_KEYS.intersection(value):
-        return True
-    return value.get("type") == "object"
-
-
-def _unwrap_response(value: JsonValue, tool: str | None) -> JsonValue:
-    """A tool's result out of the envelope its instrumentation wrote around it.
-
-    ``{"id", "name", "response"}``: OpenInference's ADK tool output. ``{"type": "tool",
-    "data": {"content", ...}}``: a LangChain ``ToolMessage`` as OpenInference's LangChain
-    instrumentation serializes it; the result is its ``content`` (JSON text read as its
-    value, as everywhere).
-    """
-    if not isinstance(value, dict):
-        return value
-    if (
-        "response" in value
-        and set(value) <= {"id", "name", "response"}
-        and value.get("name") in (None, tool)
-    ):
-        return value["response"]
-    data = value.get("data")
-    if _is_tool_message(value) and isinstance(data, dict):
-        return parse_arguments(data["content"])
-    return value
-
-
-def _tool_message_call_id(value: JsonValue) -> str | None:
-    """The ``tool_call_id`` of a serialized LangChain ``ToolMessage`` result, if it is one.
-
-    OpenInference's LangChain instrumentation writes no call id on TOOL spans; without it
-    the calls of one model turn join their executions by name and start order, and a
-    ``ToolNode`` runs parallel calls on threads, in any order.
-    """
-    data = value.get("data") if isinstance(value, dict) else None
-    if _is_tool_message(value) and isinstance(data, dict):
-        call_id = data.get("tool_call_id")
-        if isinstance(call_id, str) and call_id:
-            return call_id
-    return None
-
-
-def _is_tool_message(value: JsonValue) -> bool:
-    """True for a LangChain ``ToolMessage`` as OpenInference serializes it."""
-    data = value.get("data") if isinstance(value, dict) else None
-    return (
-        isinstance(value, dict)
-        and value.get("type") == "tool"
-        and isinstance(data, dict)
-        and data.get("type") == "tool"
-        and "content" in data
-    )
 
 
 class OpenInference(ConventionReader):
@@ -410,7 +354,7 @@ class OpenInference(ConventionReader):
         args = parse_content(view, attrs.get(INPUT_VALUE), INPUT_VALUE)
         if args is None:
             params = parse_content(view, attrs.get("tool.parameters"), "tool.parameters")
-            if params is not None and not _looks_like_schema(params.value):
+            if params is not None and not looks_like_schema(params.value):
                 args = params
         elif view.span.scope == smolagents.SCOPE:
             inputs = decoded_json(attrs.get("tool.parameters"))
@@ -427,8 +371,8 @@ class OpenInference(ConventionReader):
                 result = Found(output[0], result.source, result.truncated)
                 error = output[1]
         elif result is not None:
-            call_id = call_id or _tool_message_call_id(result.value)
-            result = Found(_unwrap_response(result.value, tool), result.source, result.truncated)
+            call_id = call_id or tool_message_call_id(result.value)
+            result = Found(unwrap_response(result.value, tool), result.source, result.truncated)
         return ToolIO(name=tool, call_id=call_id, args=args, result=result, error=error)
 
     def read_reply(self, view: SpanView) -> Found[ReadReply] | None:
