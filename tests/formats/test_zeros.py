@@ -143,14 +143,17 @@ def test_only_zeros_says_so(tmp_path: Path) -> None:
         assert f"the file holds nothing but {size} zero byte(s)" in error.detail
 
 
-def test_long_zeros_then_no_json_are_not_read_as_protobuf(tmp_path: Path) -> None:
+def test_long_zeros_then_neither_json_nor_protobuf_are_one_error(tmp_path: Path) -> None:
     path = tmp_path / "garbage.bin"
     with path.open("wb") as out:
         out.truncate(2 * MIB)
         out.seek(2 * MIB)
         out.write(b"\x01\x02\x03garbage")
     [batch] = read_file(str(path))
-    assert "2097152 zero bytes at the start and no JSON after them" in batch.errors[0].detail
+    [error] = batch.errors
+    assert error.line == 1
+    assert error.detail.startswith("2097152 zero byte(s), no record: a zero-filled region")
+    assert error.detail.endswith("then 10 byte(s) that are no message")
 
 
 def _message_of(size: int, sdk_spans: list[ReadableSpan]) -> bytes:
@@ -186,15 +189,16 @@ def test_zero_start_without_peeking() -> None:
     json_line = orjson.dumps(span_doc()) + b"\n"
     found = zero_start(io.BytesIO(b"\0" * 10 + json_line), _wrap)
     assert not isinstance(found, str)
-    zeros, after = found
-    assert (zeros, after.read()) == (10, json_line)
+    zeros, after, is_json = found
+    assert (zeros, after.read(), is_json) == (10, json_line, True)
     proto = b"\0\0\x01\x00" + b"\x0a" * 256
     found = zero_start(io.BytesIO(proto), _wrap)
     assert not isinstance(found, str)
-    assert (found[0], found[1].read()) == (0, proto)  # every byte, zeros included
+    # The zeros read through are counted; the length they began is sorted out later.
+    assert (found[0], found[1].read(), found[2]) == (2, proto[2:], False)
     pretty = b'\0\0 \n{\n  "resourceSpans": []}'
     found = zero_start(io.BytesIO(pretty), _wrap)
-    assert not isinstance(found, str) and found[0] == 2
+    assert not isinstance(found, str) and found[0] == 2 and found[2]
 
 
 @pytest.mark.parametrize(

@@ -16,12 +16,10 @@ The format of a file is told from its content, never its name (REFERENCE.md sect
   Should it not parse as a document while some line is a document on its own, it is
   JSON Lines whose first lines are damaged: read line by line after all, each damaged
   line one error;
-* 4-byte big-endian length-prefixed OTLP protobuf messages (``format: proto``): one batch
-  per message, located at ``path:N`` for the N-th message; a truncated tail, or a length
-  over 256 MiB (not such a file, or a corrupt one), is one error and ends the file. With
-  the exporter's ``compression: zstd`` each message is zstd-compressed on its own, and
-  holds protobuf or (``format: json``) one OTLP JSON document; a corrupt one is one error
-  and the next message is read.
+* 4-byte big-endian length-prefixed OTLP protobuf messages (``format: proto``, or any
+  format with ``compression: zstd``): one batch per message, located at ``path:N`` for
+  the N-th message; a damaged message, zero-filled region or stretch of other bytes is
+  one error and reading goes on at the next message (:mod:`tracescore.formats.frames`).
 
 A file starting (after whitespace or a UTF-8 BOM) with ``{`` or ``[`` is JSON; anything
 else is length-prefixed protobuf (its first byte is the high byte of a message length,
@@ -47,13 +45,14 @@ import orjson
 from tracescore import json_text
 from tracescore.exceptions import InputError
 from tracescore.formats.base import Batch
-from tracescore.formats.console import decode_console_stream, decode_console_text
+from tracescore.formats.console import decode_console_stream
+from tracescore.formats.frames import read_frames
 from tracescore.formats.json_line import BOM, cut_short, invalid_json, json_line
 from tracescore.formats.otlp_json import decode_json_document, located_error, looks_like_document
 from tracescore.formats.otlp_json_typed import decode_json_bytes
 from tracescore.formats.zeros import zero_start, zeros_detail
 from tracescore.formats.zstd import MAGIC as ZSTD_MAGIC
-from tracescore.formats.zstd import ZstdError, ZstdReader, decompress_bounded
+from tracescore.formats.zstd import ZstdError, ZstdReader
 from tracescore.spans import Origin
 
 __all__ = [
@@ -71,7 +70,6 @@ _GZIP_MAGIC: Final = b"\x1f\x8b"
 #: announce a 680 MB message, so nothing valid is mistaken for it.
 _ZSTD_HEAD: Final = ZSTD_MAGIC[:2]
 _JSON_FIRST_BYTES: Final = frozenset(b" \t\r\n{[\xef")
-_MAX_MESSAGE_BYTES: Final = 256 * 1024 * 1024
 _CHUNK: Final = 1024 * 1024
 #: Read buffer of input files. Collector lines are hundreds of KB long; with the default
 #: 8 KiB buffer, reading them line by line takes about twice as long (0.28-0.39 s against
@@ -137,21 +135,22 @@ def _read_stream(raw: _ByteStream, path: str) -> Iterator[Batch]:
             head, stream = _peek(io.BufferedReader(ZstdReader(stream), READ_BUFFER))
         if not head:
             return
+        located = partial(setattr, cursor, "line")
         if head[0] == 0:  # protobuf's first length prefix, or a zero-filled start
             found = zero_start(stream, _prepended)
             if isinstance(found, str):
                 origin = Origin(path, 1)
                 yield Batch(origin=origin, errors=[located_error(origin, found)])
                 return
-            zeros, after = found
-            if zeros:
+            zeros, after, is_json = found
+            if is_json:
                 yield from _after_zeros(zeros, _json_batches(after, path, cursor), path)
             else:
-                yield from _proto_batches(after, path, cursor)
+                yield from read_frames(after, path, located, leading_zeros=zeros)
         elif head[0] in _JSON_FIRST_BYTES:
             yield from _json_batches(stream, path, cursor)
         else:
-            yield from _proto_batches(stream, path, cursor)
+            yield from read_frames(stream, path, located)
     except _STREAM_ERRORS as exc:
         origin = Origin(path, cursor.line)
         detail = f"compressed data is corrupt or truncated: {exc}"
@@ -379,90 +378,3 @@ def _whole_document(data: bytearray, path: str) -> Iterator[Batch]:
         return
     cut = _DOCUMENT_CUT if cut_short(data, error) else ""
     yield invalid_json(Origin(path, error.lineno), error, cut=cut)
-
-
-def _proto_batches(stream: _ByteStream, path: str, cursor: _Cursor) -> Iterator[Batch]:
-    index = 0
-    while True:
-        prefix = _read_exactly(stream, 4)
-        if not prefix:
-            return
-        index += 1
-        cursor.line = index
-        origin = Origin(path, index)
-        size = int.from_bytes(prefix, "big")
-        detail = None
-        if len(prefix) < 4:
-            detail = f"truncated: {len(prefix)} byte(s) where a 4-byte length was expected"
-        elif size > _MAX_MESSAGE_BYTES:
-            if index == 1 and _is_text(prefix):  # console exporter output after prints?
-                console = decode_console_text(prefix, stream.read, path)
-                if console is not None:
-                    yield console
-                    return
-            detail = (_not_traces(prefix) if index == 1 else None) or (
-                f"message length {size} exceeds {_MAX_MESSAGE_BYTES} bytes: not a"
-                " length-prefixed OTLP protobuf file, or a corrupt one"
-            )
-        else:
-            data = _read_exactly(stream, size)
-            if len(data) < size:
-                detail = f"truncated: message declares {size} bytes, only {len(data)} remain"
-        if detail is not None:
-            yield Batch(origin=origin, errors=[located_error(origin, detail)])
-            return
-        if data[:4] == ZSTD_MAGIC:
-            # The file exporter's `compression: zstd`: each message compressed on its own,
-            # protobuf or (with `format: json`) one OTLP JSON document.
-            try:
-                data = decompress_bounded(data, _MAX_MESSAGE_BYTES)
-            except ZstdError as exc:
-                yield Batch(origin=origin, errors=[located_error(origin, str(exc))])
-                continue
-            if data.lstrip()[:1] == b"{":
-                yield json_line(data, origin, message=True)
-                continue
-        yield _decode_proto(data, origin=origin)
-
-
-def _is_text(head: bytes) -> bool:
-    """Printable ASCII: the start of a text file (a length prefix this long is not)."""
-    return all(32 <= byte < 127 or byte in b"\t\r\n" for byte in head)
-
-
-def _not_traces(head: bytes) -> str | None:
-    """What a file starting with ``head`` is, when it is text and not protobuf."""
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return "not a trace file: UTF-16 text (tracescore reads UTF-8: convert it)"
-    if not _is_text(head):
-        return None
-    return (
-        f"not a trace file: text starting {head.decode('ascii')!r}, not JSON (OTLP JSON"
-        " starts with { or [); tracescore reads OTLP JSON, JSON Lines and length-prefixed"
-        " OTLP protobuf, plain or gzip/zstd-compressed, and the OTel SDK's console exporter"
-        " output"
-    )
-
-
-def _decode_proto(data: bytes, *, origin: Origin) -> Batch:
-    # Imported here: protobuf and the OTLP message classes take ~20 ms to import, which a
-    # process reading JSON (each `tracescore import` of Collector files) never needs.
-    from tracescore.formats.otlp_proto import decode_proto_message  # noqa: PLC0415
-
-    return decode_proto_message(data, origin=origin)
-
-
-def _read_exactly(stream: _ByteStream, size: int) -> bytes:
-    """``size`` bytes, or fewer at the end; reads in chunks so a bogus length costs little."""
-    data = stream.read(min(size, _CHUNK))
-    if len(data) == size or not data:
-        return data
-    chunks = [data]
-    remaining = size - len(data)
-    while remaining:
-        chunk = stream.read(min(remaining, _CHUNK))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)

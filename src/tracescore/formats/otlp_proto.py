@@ -51,6 +51,7 @@ __all__ = [
     "decode_trace_request",
     "detect_signal",
     "parse_message",
+    "well_formed",
 ]
 
 Signal = Literal["traces", "logs"]
@@ -219,7 +220,7 @@ def decode_proto_message(
         return Batch(origin=origin, errors=[located_error(origin, detail)])
 
 
-def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+def _varint(data: bytes | bytearray, pos: int, end: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         if pos >= end:
@@ -234,7 +235,20 @@ def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
             raise ValueError("varint longer than 10 bytes")
 
 
-def _fields(data: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+def well_formed(data: bytes | bytearray, start: int, end: int) -> bool:
+    """Whether ``data[start:end]`` is protobuf fields, the last ending exactly at ``end``.
+
+    Its top level only, nothing copied: a quick first test of a message.
+    """
+    try:
+        for _ in _fields(data, start, end):
+            pass
+    except ValueError:
+        return False
+    return True
+
+
+def _fields(data: bytes | bytearray, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """(field number, wire type, start, end) of each field of the message at data[pos:end]."""
     while pos < end:
         tag, pos = _varint(data, pos, end)

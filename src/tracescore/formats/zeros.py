@@ -19,7 +19,8 @@ zeros is JSON when what follows them is the start of a JSON object; its leading 
 are jumped over where the file system knows where data starts (``SEEK_DATA``) and
 otherwise read through in chunks, never held; the file is read in one process. Anything
 else starting with zero bytes stays length-prefixed protobuf, whose first length prefix
-starts with them; a file of nothing but zeros is one error that says so.
+starts with them; a file of nothing but zeros is one error that says so. The same accidents in
+length-prefixed protobuf files are read by :mod:`tracescore.formats.frames`.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def split_at_zeros(line: bytes) -> Iterator[tuple[bytes, int]]:
     yield line[start:], 0
 
 
-def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S] | str:
+def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S, bool] | str:
     """Read a stream that starts with a zero byte: JSON after zeros, or protobuf.
 
     Args:
@@ -84,10 +85,11 @@ def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S] | str:
         wrap: ``wrap(head, stream)`` is a stream of ``head`` then the rest of ``stream``.
 
     Returns:
-        ``(zeros, after)``: JSON starts after ``zeros`` zero bytes, and ``after`` reads it.
-        ``(0, after)``: not JSON; ``after`` reads every byte (protobuf). A string: the
-        error of a stream that holds nothing but zeros, or more zeros than are worth
-        putting back (over a MiB) and no JSON after them.
+        ``(zeros, after, json)``: ``after`` reads what follows the first ``zeros`` zero
+        bytes, and ``json`` says whether that is JSON (else length-prefixed protobuf,
+        whose first length may start with some of those zeros:
+        :func:`tracescore.formats.frames.read_frames` sorts them out). A string: the
+        error of a stream that holds nothing but zeros.
 
     """
     peek = getattr(stream, "peek", None)
@@ -96,10 +98,10 @@ def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S] | str:
         after = buffered.lstrip(b"\0")
         if len(after) >= _SNIFF:  # decided from the buffer, nothing read yet
             if _JSON_AFTER_ZEROS.match(after) is None:
-                return 0, stream
+                return 0, stream, False
             zeros = len(buffered) - len(after)
             stream.read(zeros)
-            return zeros, stream
+            return zeros, stream, True
     # The zeros go on past what is buffered (a hole left by copytruncate can be
     # gigabytes long), or the stream ends soon after them: read through them, after
     # jumping over the hole where the file system knows where data starts.
@@ -117,14 +119,7 @@ def zero_start(stream: S, wrap: Callable[[bytes, S], S]) -> tuple[int, S] | str:
         return _only_zeros(zeros)
     while len(after) < _SNIFF and (more := stream.read(_SNIFF)):
         after += more
-    if _JSON_AFTER_ZEROS.match(after) is not None:
-        return zeros, wrap(after, stream)
-    if zeros > _CHUNK:
-        return (
-            f"{zeros} zero bytes at the start and no JSON after them: not a trace file, or"
-            " a damaged one"
-        )
-    return 0, wrap(b"\0" * zeros + after, stream)
+    return zeros, wrap(after, stream), _JSON_AFTER_ZEROS.match(after) is not None
 
 
 def _only_zeros(count: int) -> str:
