@@ -174,6 +174,12 @@ def convert(celsius: float) -> str:
     return f"{celsius * 9 / 5 + 32:.1f} °F"
 
 
+@function_tool(needs_approval=True)
+def refund(order: str) -> str:
+    """Refund an order (a human approves each call first)."""
+    return f"refunded {order}"
+
+
 # --- what the SDK recorded ---------------------------------------------------------------
 
 
@@ -314,6 +320,7 @@ SCRIPTS: dict[str, list[Turn]] = {
     "max_turns": [[Call("get_weather", {"city": "Linz"}, "x1")], ["Linz: sunny."]],
     "input_tripwire": [["4"]],
     "output_tripwire": [["Bergen: rain all day."]],
+    "approval": [[Call("refund", {"order": "42"}, "r1")], ["Order 42 is refunded."]],
     "agent_as_tool": [
         [Call("ask_weather", {"input": "Weather in Kyiv?"}, "a1")],
         [Call("get_weather", {"city": "Kyiv"}, "a2")],
@@ -497,6 +504,25 @@ async def output_tripwire(model: Model) -> list[dict[str, Any]]:
     return await _failing(_weather(model, output_guardrails=[_no_rain]), "Bergen weather?")
 
 
+async def approval(model: Model) -> list[dict[str, Any]]:
+    """A tool with ``needs_approval``: the run stops with the call as an interruption; the
+    run resumed from its state, the call approved, runs the tool and answers.
+
+    The SDK's view of the resumed run is the whole turn (the user's text, the call and
+    its result, the answer); the paused run's has the call and no result.
+    """
+    agent = Agent(name="billing", instructions="Refund orders.", tools=[refund], model=model)
+    paused = await Runner.run(agent, "Refund order 42, please.")
+    [pending] = paused.interruptions
+    state = paused.to_state()
+    state.approve(pending)
+    resumed = await Runner.run(agent, state)
+    return [
+        {"agents": _agents(paused), **view(paused)},
+        {"agents": _agents(resumed), **view(resumed)},
+    ]
+
+
 #: Scenarios of the Responses API only (its hosted tools, its reasoning items).
 RESPONSES_ONLY: dict[str, Scenario] = {"file_search": file_search, "reasoning": reasoning}
 
@@ -519,6 +545,8 @@ SCENARIOS = _by_name(
 )
 #: Runs that end without an answer of the model's: on a tool's result, or raising.
 ENDINGS = _by_name(stop_on_first_tool, model_fails, max_turns, input_tripwire, output_tripwire)
+#: Runs that pause for a human, and the runs that resume them.
+PAUSES = _by_name(approval)
 
 
 async def main(api: str, out_dir: Path) -> None:
@@ -532,7 +560,12 @@ async def main(api: str, out_dir: Path) -> None:
         )
     render = _responses_body if api == "responses" else _chat_body
     expected = {}
-    scenarios = {**SCENARIOS, **ENDINGS, **(RESPONSES_ONLY if api == "responses" else {})}
+    scenarios = {
+        **SCENARIOS,
+        **ENDINGS,
+        **PAUSES,
+        **(RESPONSES_ONLY if api == "responses" else {}),
+    }
     for name, scenario in scenarios.items():
         bodies = [render(turn, i) for i, turn in enumerate(SCRIPTS[name])]
         with FakeOpenAI(bodies) as fake:

@@ -46,7 +46,10 @@ A run can also pause, waiting for input (a human's approval):
   and ends the run (its ``adk_request_confirmation`` is in no span); the confirmation
   goes on with the same ADK invocation, in a trace of its own. A long-running tool that
   gave no result yet ends the run the same way (its span says so), until the user's
-  function response brings the result.
+  function response brings the result;
+* the OpenAI Agents SDK holds a call of a tool made with ``needs_approval`` unrun and
+  ends the run: a tool span with arguments and no result after the run's last model
+  call (:mod:`tracescore.conventions.openai_agents`).
 
 The run resumes in a new run, a trace of its own, whose model calls see the whole turn:
 the user's message, the call that paused and its result. That run is the turn; the
@@ -61,6 +64,7 @@ from typing import Final
 
 from tracescore.conventions import run_end
 from tracescore.conventions.adk import CONFIRMATION_PENDING, awaits_long_running_result
+from tracescore.conventions.openai_agents import held_for_approval
 from tracescore.conventions.registry import paused_for, stopped_by
 from tracescore.model import ToolCall
 from tracescore.spans import STATUS_ERROR
@@ -143,6 +147,16 @@ def pause(run: AgentRun, calls: Sequence[ToolCall] = ()) -> str | None:
     ]
     if pending:
         return f"ADK long-running tool {', '.join(pending)}"
+    # The model was not called again after them: the SDK held them, the run ended.
+    last_call = max((step.view.span.start_ns for step in run.llm_steps), default=None)
+    held = [
+        name
+        for step in run.tool_steps
+        if last_call is not None and step.view.span.start_ns > last_call
+        if (name := held_for_approval(step.view.span)) is not None
+    ]
+    if held:
+        return f"OpenAI Agents tool approval for {', '.join(held)}"
     paused: str | None = None
     for span in run.spans:  # in tree order: an inner span comes after its parent
         for event in span.events:

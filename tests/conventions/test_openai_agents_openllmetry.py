@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conv_helpers import imported, run_harness, run_view
+from conv_helpers import assert_paused, imported, run_harness, run_view
 
 import openai_agents_harness
 from tracescore.conventions.traceloop import CAPTURE_HINT
@@ -126,3 +126,31 @@ def test_a_reasoning_summary_is_not_recorded_and_the_answer_is_read(responses: P
     assert "It is sunny; say so." not in (responses / "reasoning.jsonl").read_text()
     ours = imported(responses / "reasoning.jsonl")
     assert [run_view(i, authors=True, failed=False) for i in ours] == expected
+
+
+def test_a_call_held_for_approval_pauses_the_run_the_resumed_run_is_the_turn(
+    responses: Path,
+) -> None:
+    """A tool made with ``needs_approval``: the paused run's tool span has the arguments
+    and no result, and the run says it paused. The resumed run (the call approved) is a
+    trace of its own here, whose model call's input holds the whole turn: it is the
+    turn, as the SDK's view of the resumed run has it. OpenLLMetry writes the call in
+    that input with the Responses API item's id (``fc_r1``), its result with the call's
+    id (``r1``): the call keeps the id it was written with."""
+    paused_expected, resumed_expected = json.loads((responses / "expected.json").read_text())[
+        "approval"
+    ]
+    paused, resumed = imported(responses / "approval.jsonl")
+    assert run_view(paused, authors=True, failed=False) == paused_expected
+    assert_paused(paused, "OpenAI Agents tool approval for refund")
+    view = run_view(resumed, authors=True, failed=False)
+    assert [call.pop("id") for call in view["calls"]] == ["fc_r1"]
+    assert [call.pop("id") for call in resumed_expected["calls"]] == ["r1"]
+    assert view == resumed_expected
+    assert (resumed.status, resumed.error, resumed.final_response) == (
+        "ok",
+        None,
+        "Order 42 is refunded.",
+    )
+    [warning] = resumed.warnings
+    assert warning.startswith("model replies read from a later model call's input")

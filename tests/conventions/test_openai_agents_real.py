@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conv_helpers import imported, run_harness, run_view
+from conv_helpers import assert_paused, imported, run_harness, run_view
 
 import openai_agents_harness
 from tracescore.conventions.openinference import CAPTURE_HINT
@@ -162,3 +162,15 @@ def test_hidden_content_says_how_to_capture_it(api: str, tmp_path: Path) -> None
             assert inv.status == "not_evaluable"
             assert inv.reason_code == "content_not_captured"
             assert CAPTURE_HINT in (inv.reason or "")
+
+
+def test_a_call_held_for_approval_pauses_the_run(recorded: Path) -> None:
+    """A tool made with ``needs_approval``: the SDK holds the call unrun (its tool span
+    has the arguments and no result) and ends the run. The run resumed from its state,
+    the call approved, reattaches to the same SDK trace without telling the trace
+    processors, and OpenInference's, which saw that trace end, drops all of it: the
+    paused run is all there is, and it says it paused, not that it ended on its call."""
+    paused_expected, _ = json.loads((recorded / "expected.json").read_text())["approval"]
+    [paused] = imported(recorded / "approval.jsonl")
+    assert run_view(paused, authors=True, failed=False) == paused_expected
+    assert_paused(paused, "OpenAI Agents tool approval for refund")

@@ -1,0 +1,51 @@
+"""The OpenAI Agents SDK's tool calls held for a human's approval (``needs_approval``).
+
+A function tool made with ``needs_approval`` is not run when the model calls it: the SDK
+opens the call's function span, records its arguments, and ends it with no output; the
+run then returns with the call among its ``interruptions``, and the run resumed from its
+state (the call approved or rejected) is a trace of its own. No span says the run
+paused: both instrumentations write the held call as a tool span with arguments and no
+result (OpenInference: ``input.value`` and no ``output.value``; OpenLLMetry:
+``gen_ai.tool.call.arguments`` and no ``gen_ai.tool.call.result``), and the run's
+agent span ends OK right after it.
+
+A tool the SDK did run records its result, and the model is called again after it: a
+held call is told by both, a tool span without a result after the run's last model
+call (see :func:`tracescore.run_errors.pause`). One exception cannot be told apart: a
+run stopped on its first tool's result (``tool_use_behavior``) whose tool returned
+``None``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from tracescore.spans import STATUS_ERROR, SpanRecord
+
+__all__ = ["OI_SCOPE", "OPENLLMETRY_SCOPE", "held_for_approval"]
+
+#: The instrumentation scopes of OpenInference's and OpenLLMetry's OpenAI Agents tracing.
+OI_SCOPE: Final = "openinference.instrumentation.openai_agents"
+OPENLLMETRY_SCOPE: Final = "opentelemetry.instrumentation.openai_agents"
+
+
+def held_for_approval(span: SpanRecord) -> str | None:
+    """The tool's name when ``span`` is an SDK tool span with arguments and no result.
+
+    None for any other span: another instrumentation's, one in error, one whose
+    arguments were not captured (nothing can be said), one with a result.
+    """
+    if span.status_code == STATUS_ERROR:
+        return None
+    attrs = span.attributes
+    if span.scope == OI_SCOPE:
+        if attrs.get("openinference.span.kind") != "TOOL" or "output.value" in attrs:
+            return None
+        args, name = attrs.get("input.value"), attrs.get("tool.name")
+    elif span.scope == OPENLLMETRY_SCOPE:
+        if "gen_ai.tool.call.result" in attrs:
+            return None
+        args, name = attrs.get("gen_ai.tool.call.arguments"), attrs.get("gen_ai.tool.name")
+    else:
+        return None
+    return name if isinstance(args, str) and isinstance(name, str) and name else None
