@@ -26,6 +26,7 @@ from tracescore.conventions.messages import (
     ToolResultPart,
     parse_arguments,
 )
+from tracescore.conventions.openai_agents import error_text
 from tracescore.conventions.registry import first_found, merged_tool_io
 from tracescore.model import ToolCall
 from tracescore.spans import STATUS_ERROR, SpanRecord
@@ -87,7 +88,7 @@ def span_error(span: SpanRecord) -> str | None:
     etype = span.attributes.get("error.type")
     if etype:
         return str(etype)
-    return span.status_message or _exception_event(span) or UNNAMED_ERROR
+    return error_text(span) or _exception_event(span) or UNNAMED_ERROR
 
 
 def _exception_event(span: SpanRecord) -> str | None:

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from spanbuilder import TraceBuilder
-from tracescore.conventions.openai_agents import OI_SCOPE, OPENLLMETRY_SCOPE, held_for_approval
+from tracescore.conventions.openai_agents import (
+    OI_SCOPE,
+    OPENLLMETRY_SCOPE,
+    error_text,
+    held_for_approval,
+)
 from tracescore.spans import STATUS_ERROR
 
 _OI_HELD = {"openinference.span.kind": "TOOL", "tool.name": "refund", "input.value": "{}"}
@@ -42,3 +47,31 @@ def test_a_tool_span_with_arguments_and_no_result_is_held(
 def test_anything_else_is_not(scope: str, attrs: dict[str, Any], status: int) -> None:
     span = TraceBuilder().span("refund", attrs=attrs, scope=scope, status=status)
     assert held_for_approval(span) is None
+
+
+@pytest.mark.parametrize(
+    ("scope", "message", "read"),
+    [
+        (
+            OPENLLMETRY_SCOPE,
+            "{'message': 'Max turns exceeded', 'data': {'max_turns': 1}}",
+            "Max turns exceeded: {'max_turns': 1}",
+        ),
+        (
+            OPENLLMETRY_SCOPE,
+            "{'message': 'Error in agent run', 'data': None}",
+            "Error in agent run",
+        ),
+        # Anything else stays as written: no dict, no message, not a literal, too long.
+        (OPENLLMETRY_SCOPE, "{'message': 1}", "{'message': 1}"),
+        (OPENLLMETRY_SCOPE, "{'message': 'x', 'data': f()}", "{'message': 'x', 'data': f()}"),
+        (OPENLLMETRY_SCOPE, "{'message': 'x'", "{'message': 'x'"),
+        (OPENLLMETRY_SCOPE, "Error code: 500", "Error code: 500"),
+        (OI_SCOPE, "{'message': 'x', 'data': None}", "{'message': 'x', 'data': None}"),
+        (OPENLLMETRY_SCOPE, "{'message': '" + "x" * 20_000 + "'}", None),
+    ],
+)
+def test_error_text(scope: str, message: str, read: str | None) -> None:
+    span = TraceBuilder().span("billing.agent", scope=scope, status=STATUS_ERROR)
+    span.status_message = message
+    assert error_text(span) == (message if read is None else read)

@@ -58,16 +58,14 @@ def test_a_hosted_file_search_leaves_no_trace_but_its_answer(responses: Path) ->
 @pytest.mark.parametrize(
     ("scenario", "why"),
     [
-        ("max_turns", "{'message': 'Max turns exceeded', 'data': {'max_turns': 1}}"),
-        (
-            "output_tripwire",
-            "{'message': 'Guardrail tripwire triggered', 'data': {'guardrail': '_no_rain'}}",
-        ),
+        ("max_turns", "Max turns exceeded: {'max_turns': 1}"),
+        ("output_tripwire", "Guardrail tripwire triggered: {'guardrail': '_no_rain'}"),
     ],
 )
 def test_a_run_that_raised_says_why(responses: Path, scenario: str, why: str) -> None:
     """OpenLLMetry writes the SDK's error (a dict) as the agent span's status, and leaves
-    the ``Agent Workflow`` span OK: the run failed all the same."""
+    the ``Agent Workflow`` span OK: the run failed all the same. The dict's repr is read
+    as OpenInference writes the same error (``message: data``)."""
     [expected] = json.loads((responses / "expected.json").read_text())[scenario]
     expected.pop("raised")
     [inv] = imported(responses / f"{scenario}.jsonl")

@@ -1,4 +1,6 @@
-"""The OpenAI Agents SDK's tool calls held for a human's approval (``needs_approval``).
+"""The OpenAI Agents SDK, as its two instrumentations write it: held calls, errors.
+
+Tool calls held for a human's approval (``needs_approval``):
 
 A function tool made with ``needs_approval`` is not run when the model calls it: the SDK
 opens the call's function span, records its arguments, and ends it with no output; the
@@ -14,15 +16,20 @@ held call is told by both, a tool span without a result after the run's last mod
 call (see :func:`tracescore.run_errors.pause`). One exception cannot be told apart: a
 run stopped on its first tool's result (``tool_use_behavior``) whose tool returned
 ``None``.
+
+Errors: the SDK's span error is ``{"message", "data"}``. OpenInference writes it as
+``message: data``; OpenLLMetry as the dict's Python repr, read back here into the same
+words (:func:`error_text`).
 """
 
 from __future__ import annotations
 
+import ast
 from typing import Final
 
 from tracescore.spans import STATUS_ERROR, SpanRecord
 
-__all__ = ["OI_SCOPE", "OPENLLMETRY_SCOPE", "held_for_approval"]
+__all__ = ["OI_SCOPE", "OPENLLMETRY_SCOPE", "error_text", "held_for_approval"]
 
 #: The instrumentation scopes of OpenInference's and OpenLLMetry's OpenAI Agents tracing.
 OI_SCOPE: Final = "openinference.instrumentation.openai_agents"
@@ -49,3 +56,33 @@ def held_for_approval(span: SpanRecord) -> str | None:
     else:
         return None
     return name if isinstance(args, str) and isinstance(name, str) and name else None
+
+
+#: OpenLLMetry's repr of the SDK's error starts so; longer ones are left as written.
+_ERROR_REPR: Final = "{'message': "
+_MAX_ERROR_REPR: Final = 16 * 1024
+
+
+def error_text(span: SpanRecord) -> str | None:
+    """The span's status message, OpenLLMetry's repr of an SDK error as ``message: data``.
+
+    ``{'message': 'Max turns exceeded', 'data': {'max_turns': 1}}`` reads as
+    ``Max turns exceeded: {'max_turns': 1}``, as OpenInference writes it. Anything else,
+    and any span of another scope, is its status message as written.
+    """
+    message = span.status_message
+    if (
+        span.scope != OPENLLMETRY_SCOPE
+        or not message
+        or not message.startswith(_ERROR_REPR)
+        or len(message) > _MAX_ERROR_REPR
+    ):
+        return message
+    try:
+        value = ast.literal_eval(message)  # literals only: nothing is run
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return message
+    if not isinstance(value, dict) or not isinstance(text := value.get("message"), str):
+        return message
+    data = value.get("data")
+    return f"{text}: {data}" if data else text
