@@ -88,6 +88,10 @@ MODES: list[tuple[adk_harness.SchemaVersion, adk_harness.ContentMode]] = [
 RUNS = [
     (schema, content, scenario) for schema, content in MODES for scenario in adk_harness.SCENARIOS
 ]
+#: The runs that pause for a person, then go on, in every mode too.
+PAUSING_RUNS = [
+    (schema, content, scenario) for schema, content in MODES for scenario in adk_harness.PAUSING
+]
 
 
 def record_name(schema: str, content: str, scenario: str) -> str:
@@ -209,6 +213,7 @@ class GeminiScripts:
     def serving(self) -> Iterator[None]:
         """Every scenario built meanwhile talks to the fake through the real model."""
         originals = dict(adk_harness.SCENARIOS)
+        pausing = dict(adk_harness.PAUSING)
 
         def swapped(build: Callable[[], adk_harness.Scenario]) -> adk_harness.Scenario:
             scenario = build()
@@ -220,12 +225,17 @@ class GeminiScripts:
             os.environ["GOOGLE_GEMINI_BASE_URL"] = fake.base_url
             os.environ["GOOGLE_API_KEY"] = "test-key"  # the fake checks none
             os.environ.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
-            for name, build in originals.items():
-                adk_harness.SCENARIOS[name] = lambda build=build: swapped(build)  # type: ignore[misc]
+            for builders, kept in (
+                (adk_harness.SCENARIOS, originals),
+                (adk_harness.PAUSING, pausing),
+            ):
+                for name, build in kept.items():
+                    builders[name] = lambda build=build: swapped(build)  # type: ignore[misc]
             try:
                 yield
             finally:
                 adk_harness.SCENARIOS.update(originals)
+                adk_harness.PAUSING.update(pausing)
 
 
 @contextmanager
@@ -262,7 +272,7 @@ def main(argv: list[str]) -> int:
     streaming = mode.endswith("-sse")
     records: dict[str, Any] = {}
     with serving:
-        for schema, content, scenario in RUNS:
+        for schema, content, scenario in RUNS + PAUSING_RUNS:
             run = adk_harness.run_scenario(
                 scenario, schema=schema, content=content, streaming=streaming
             )

@@ -30,7 +30,9 @@ from typing import Any
 
 import pytest
 from conv_helpers import (
+    adk_like_view,
     adk_session_turns,
+    assert_paused,
     assert_turns_equal_adks,
     asserted_known_gap,
     load_recorded,
@@ -43,6 +45,7 @@ from tracescore.model import Invocation
 
 HARNESS = Path(harness.__file__)
 RUNS = [pytest.param(*run, id="-".join(run)) for run in harness.RUNS]
+PAUSING_RUNS = [pytest.param(*run, id="-".join(run)) for run in harness.PAUSING_RUNS]
 #: Modes whose ADK tool spans carry no result: results come from the next request.
 NO_TOOL_RESULTS = {("v1", "NO_CONTENT"), ("v2", "default"), ("v2", "EVENT_ONLY")}
 NO_TOOL_RESULTS.add(("v2", "NO_CONTENT"))
@@ -136,3 +139,54 @@ def test_where_adk_captured_nothing_the_google_genai_spans_did(
     assert turn.final_response == adk["turns"][0]["final"]
     assert turn.provenance["responses"] == "llm.output_messages"
     assert turn.inference_calls == adk["model_calls"] == 3
+
+
+#: What each pausing scenario's user typed (ADK's eval has the function response that
+#: resumed the turn instead), and the paused run's sign.
+_PAUSED_BY = {
+    "tool_confirmation": ("Please refund my 40 euros.", "ADK tool confirmation for refund"),
+    "long_running_pause": ("Refund my 40 euros, please.", "ADK long-running tool ask_manager"),
+}
+
+
+@pytest.mark.parametrize(("schema", "content", "scenario"), PAUSING_RUNS)
+def test_a_paused_run_is_no_turn_the_resumed_run_is(
+    recorded: Path, schema: str, content: str, scenario: str
+) -> None:
+    """A tool that needs a person's confirmation, or a long-running tool with no result
+    yet: ADK ends the run; the user's answer goes on with the same ADK invocation, in a
+    trace of its own (``test_adk_agreement`` holds the same without an instrumentor).
+    The resumed run is the turn: the user's text, the call with its real result, the
+    answer. The paused run says it paused, except where nothing says ADK held the call
+    back: a confirmation under the google-genai instrumentor in the modes whose ADK tool
+    spans carry no result (the fixed error ADK answered the call with is in no span, and
+    no request follows it), as in schema 2's EVENT_ONLY without an instrumentor. There
+    the run reads as one that ended on its call."""
+    invocations, adk = _load(recorded, schema, content, scenario)
+    paused, resumed = invocations
+    [theirs] = adk["turns"]
+    user, sign = _PAUSED_BY[scenario]
+    assert theirs["user"] == ""  # ADK's eval: the function response that resumed the turn
+    expected = {**theirs, "user": user}
+    if scenario == "tool_confirmation":  # ADK's own call asking for it is in no span
+        [asked] = [i for i, (name, _) in enumerate(theirs["calls"]) if name.startswith("adk_")]
+        for key in ("calls", "results"):
+            expected[key] = [v for i, v in enumerate(theirs[key]) if i != asked]
+    else:  # ADK's eval has the call's pending (None) result; the resumed run was sent it
+        assert theirs["results"] == [None]
+        expected["results"] = [{"approved": True}]
+    view = adk_like_view(resumed)
+    assert {**view, "calls": [list(c) for c in view["calls"]]} == expected
+    assert (resumed.status, resumed.error) == ("ok", None)
+    assert paused.invocation_id == resumed.invocation_id == adk["invocation_ids"][0]
+    held_back_unsaid = (
+        scenario == "tool_confirmation"
+        and _instrumentor(recorded).startswith("google-genai")
+        and (schema, content) in NO_TOOL_RESULTS
+    )
+    if held_back_unsaid:
+        assert (paused.status, paused.tool_calls[0].result) == ("ok", None)
+        [warning] = paused.warnings
+        assert warning.startswith("the run ended on tool calls")
+        return
+    assert_paused(paused, sign)
