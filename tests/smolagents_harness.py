@@ -262,16 +262,16 @@ def planning() -> list[dict[str, Any]]:
     return _run_bodies(bodies, "Oslo weather, with a plan?", planning=5)
 
 
-def managed_agent() -> list[dict[str, Any]]:
-    """A manager calls its managed agent by name, as a tool: smolagents writes no tool
-    span for that call; the managed agent's run is a run of its own."""
+def _managed_run(
+    bodies: list[dict[str, Any]], boss_class: type[ToolCallingAgent | CodeAgent], task: str
+) -> tuple[ToolCallingAgent | CodeAgent, ToolCallingAgent, Any, str]:
+    """A manager of ``boss_class`` with a managed ``researcher`` run on ``task``.
+
+    Returns the manager, the researcher, the manager's answer and the researcher's: what
+    its ``final_answer`` call returned, the step that ended its run (its manager gets it
+    inside the report template).
+    """
     RETURNED.clear()
-    bodies = [
-        _body(0, [("researcher", {"task": "Weather in Nice?"}, "a1")]),
-        _body(1, [("get_weather", {"city": "Nice"}, "a2")]),
-        _body(2, [("final_answer", {"answer": "Nice: sunny."}, "a3")]),
-        _body(3, [("final_answer", {"answer": "The researcher says Nice is sunny."}, "a4")]),
-    ]
     with FakeOpenAI(bodies) as fake:
         model = OpenAIServerModel(model_id=MODEL, api_base=fake.base_url, api_key="test")
         researcher = ToolCallingAgent(
@@ -282,23 +282,73 @@ def managed_agent() -> list[dict[str, Any]]:
             max_steps=5,
             verbosity_level=0,
         )
-        boss = ToolCallingAgent(
+        boss = boss_class(
             tools=[], model=model, name="boss", managed_agents=[researcher], verbosity_level=0
         )
-        answer = boss.run("How is Nice?")
-    # The managed agent's answer: what its final_answer call returned, the step that
-    # ended its run; its manager got it inside the report template.
+        answer = boss.run(task)
     [found] = [
         s.observations
         for s in researcher.memory.steps
         if isinstance(s, ActionStep) and s.is_final_answer
     ]
+    assert isinstance(found, str)
+    return boss, researcher, answer, found
+
+
+def managed_agent() -> list[dict[str, Any]]:
+    """A manager calls its managed agent by name, as a tool: smolagents writes no tool
+    span for that call; the managed agent's run is a run of its own."""
+    bodies = [
+        _body(0, [("researcher", {"task": "Weather in Nice?"}, "a1")]),
+        _body(1, [("get_weather", {"city": "Nice"}, "a2")]),
+        _body(2, [("final_answer", {"answer": "Nice: sunny."}, "a3")]),
+        _body(3, [("final_answer", {"answer": "The researcher says Nice is sunny."}, "a4")]),
+    ]
+    boss, researcher, answer, found = _managed_run(bodies, ToolCallingAgent, "How is Nice?")
     [report] = [s.observations for s in boss.memory.steps if isinstance(s, ActionStep)][:1]
     assert isinstance(report, str) and report.endswith(f"\n{found}")
+    assert isinstance(boss, ToolCallingAgent)
     return [
         _recorded(boss, answer, managed={"researcher": found}),
         _recorded(researcher, found),
     ]
+
+
+#: The task a CodeAgent manager's code gives its managed agent.
+MANAGED_TASK = "Weather in Nice?"
+
+
+def code_managed_agent() -> list[dict[str, Any]]:
+    """A ``CodeAgent`` manager whose code calls its managed agent by name: no reply of
+    the model calls it, and no tool span records the call. The call's arguments are the
+    task the code gave, which the managed run's task holds inside smolagents' template."""
+    code = f'Thought: Ask.\n<code>\nr = researcher(task="{MANAGED_TASK}")\nfinal_answer(r)\n</code>'
+    bodies = [
+        scripted_reply(0, code, [], prompt_tokens=13),
+        _body(1, [("get_weather", {"city": "Nice"}, "c2")]),
+        _body(2, [("final_answer", {"answer": "Nice: sunny."}, "c3")]),
+    ]
+    task = "How is Nice, ask the researcher?"
+    boss, researcher, answer, found = _managed_run(bodies, CodeAgent, task)
+    assert answer.endswith(f"\n{found}")  # the report template
+    [task_step] = [s for s in boss.memory.steps if isinstance(s, TaskStep)]
+    asked = {"name": "researcher", "args": {"task": MANAGED_TASK}, "id": None}
+    final = {"name": "final_answer", "args": {"answer": answer}, "id": None}
+    boss_run = {
+        "agents": ["boss"],
+        "user": task_step.task,
+        "calls": [
+            {**asked, "result": found, "failed": False},
+            {**final, "result": answer, "failed": False},
+        ],
+        "intermediate": [
+            s.model_output
+            for s in boss.memory.steps
+            if isinstance(s, ActionStep) and isinstance(s.model_output, str)
+        ],
+        "final": answer,
+    }
+    return [boss_run, _recorded(researcher, found)]
 
 
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
@@ -315,6 +365,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
         code_tool_raises,
         planning,
         managed_agent,
+        code_managed_agent,
     )
 }
 

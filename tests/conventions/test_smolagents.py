@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
-from tracescore.conventions.smolagents import SCOPE, failed_step, managed_call, tool_args
+from tracescore.conventions.smolagents import (
+    SCOPE,
+    failed_step,
+    managed_call,
+    managed_task,
+    tool_args,
+)
 from tracescore.spans import STATUS_ERROR, STATUS_OK, SpanRecord
 
 INPUTS = {"city": {"type": "string"}, "days": {"type": "integer"}}
@@ -69,9 +76,58 @@ def test_a_managed_agent_s_run_is_its_manager_s_call() -> None:
         )
 
     io = managed_call(run("Nice: sunny."))
-    assert (io.name, io.call_id, io.args) == ("researcher", None, None)
+    assert (io.name, io.call_id, io.args) == ("researcher", None, None)  # no task captured
     assert io.result is not None and io.result.value == "Nice: sunny."
     assert managed_call(run(None)).result is None
+
+
+def _templated(task: str, name: str = "researcher") -> str:
+    """smolagents 1.26's ``managed_agent`` task template, filled in."""
+    return (
+        f"You're a helpful agent named '{name}'.\nYou have been submitted this task by your"
+        f" manager.\n---\nTask:\n{task}\n---\nYou're helping your manager solve a wider"
+        " task: so make sure to not provide a one-line answer, but give as much information"
+        " as possible to give them a clear understanding of the answer."
+    )
+
+
+def _run_of(task: object, name: str = "researcher.run") -> SpanRecord:
+    value = orjson.dumps({"task": task, "stream": False}).decode()
+    attrs: dict[str, Any] = {"openinference.span.kind": "AGENT", "input.value": value}
+    return SpanRecord(
+        trace_id="1" * 32,
+        span_id="2" * 16,
+        parent_span_id=None,
+        name=name,
+        attributes=attrs,
+        scope=SCOPE,
+    )
+
+
+@pytest.mark.parametrize(
+    "task", ["Weather in Nice?", "Two parts:\n---\nNice, then Oslo.", "", "Ünïcødé 🌤"]
+)
+def test_the_task_a_manager_gave_is_read_out_of_the_template(task: str) -> None:
+    span = _run_of(_templated(task))
+    assert managed_task(span) == task
+    io = managed_call(span)
+    assert io.args is not None and io.args.value == {"task": task}
+
+
+@pytest.mark.parametrize(
+    "span",
+    [
+        _run_of("Weather in Nice?"),  # a run no manager made: the user's own task
+        _run_of(_templated("Weather in Nice?", name="boss")),  # another agent's template
+        _run_of("Your task, by my own template:\nWeather in Nice?"),
+        _run_of(_templated("x")[:-200]),  # cut short
+        _run_of(None),
+        _run_of(["Weather in Nice?"]),
+    ],
+)
+def test_no_task_is_read_out_of_anything_else(span: SpanRecord) -> None:
+    assert managed_task(span) is None
+    assert managed_call(span).args is None
 
 
 def _step(

@@ -66,3 +66,16 @@ def test_a_managed_agent_is_a_run_of_its_own_called_by_its_manager(recorded: Pat
     assert boss.parent_tool_span_id is None
     assert [c.name for c in researcher.tool_calls] == ["get_weather", "final_answer"]
     assert boss.inference_calls == 2 and researcher.inference_calls == 2
+
+
+def test_a_code_agent_s_managed_agent_call_has_the_task_its_code_gave(recorded: Path) -> None:
+    """A ``CodeAgent`` manager's code calls the managed agent: no reply holds the call, so
+    its arguments come from the managed run's task, smolagents' template around the
+    task the code gave (``test_rebuilt_invocations_equal_what_smolagents_recorded``
+    holds the whole runs)."""
+    boss, researcher = imported(recorded / "code_managed_agent.jsonl")
+    call = boss.tool_calls[0]
+    assert (call.name, call.args) == ("researcher", {"task": smolagents_harness.MANAGED_TASK})
+    assert researcher.parent_tool_span_id == call.span_id is not None
+    assert researcher.user_content is not None
+    assert f"Task:\n{smolagents_harness.MANAGED_TASK}\n---" in researcher.user_content

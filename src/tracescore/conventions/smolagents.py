@@ -28,10 +28,18 @@ from __future__ import annotations
 from typing import Final, cast
 
 from tracescore.conventions.base import Found, ToolIO
-from tracescore.conventions.messages import JsonValue
+from tracescore.conventions.messages import JsonValue, decoded_json
 from tracescore.spans import STATUS_ERROR, SpanRecord
 
-__all__ = ["RUN_SUFFIX", "SCOPE", "failed_step", "is_run", "managed_call", "tool_args"]
+__all__ = [
+    "RUN_SUFFIX",
+    "SCOPE",
+    "failed_step",
+    "is_run",
+    "managed_call",
+    "managed_task",
+    "tool_args",
+]
 
 SCOPE: Final = "openinference.instrumentation.smolagents"
 #: The suffix of a run span's name, after the agent's name.
@@ -73,17 +81,45 @@ def tool_args(value: JsonValue, parameters: object) -> JsonValue:
 
 
 def managed_call(span: SpanRecord) -> ToolIO:
-    """A managed agent's run (its manager's model calls it by name) as that call's execution.
+    """A managed agent's run (its manager calls it by name) as that call's execution.
 
     smolagents writes no tool span for the call: the run span is its only trace. Its
     result is the agent's answer, the run's ``output.value`` (smolagents hands the
     manager that answer inside its ``managed_agent`` report template, which no span of
-    the call states); its arguments are the reply's (the run's ``task`` is the templated
-    prompt the managed agent was given).
+    the call states). Its arguments are the task its manager gave it (:func:`managed_task`):
+    a ``ToolCallingAgent`` manager's reply has them too, a ``CodeAgent``'s code called
+    the agent, and no reply does.
     """
     output = span.attributes.get("output.value")
     result = Found(cast(JsonValue, output), "output.value") if isinstance(output, str) else None
-    return ToolIO(name=span.name.removesuffix(RUN_SUFFIX) or None, call_id=None, result=result)
+    task = managed_task(span)
+    args = None if task is None else Found(cast(JsonValue, {"task": task}), "input.value")
+    name = span.name.removesuffix(RUN_SUFFIX) or None
+    return ToolIO(name=name, call_id=None, args=args, result=result)
+
+
+#: smolagents' ``managed_agent`` task template (the same for every agent class), around
+#: the task the manager gave: ``populate_template`` of it is what the managed run gets.
+_TASK_HEAD: Final = (
+    "You're a helpful agent named '{name}'.\nYou have been submitted this task by your"
+    " manager.\n---\nTask:\n"
+)
+_TASK_TAIL: Final = "\n---\nYou're helping your manager solve a wider task"
+
+
+def managed_task(span: SpanRecord) -> str | None:
+    """The task a managed agent's manager gave it, out of smolagents' task template.
+
+    None when the run's task is not in that template (an agent with templates of its
+    own, a run no manager made) or was not captured.
+    """
+    value = decoded_json(span.attributes.get("input.value"))
+    task = value.get("task") if isinstance(value, dict) else None
+    if not isinstance(task, str):
+        return None
+    head = _TASK_HEAD.format(name=span.name.removesuffix(RUN_SUFFIX))
+    end = task.rfind(_TASK_TAIL)  # the task itself may hold "---" lines
+    return task[len(head) : end] if task.startswith(head) and end >= len(head) else None
 
 
 def failed_step(span: SpanRecord) -> str | None:
