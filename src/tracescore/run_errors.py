@@ -147,16 +147,17 @@ def pause(run: AgentRun, calls: Sequence[ToolCall] = ()) -> str | None:
     ]
     if pending:
         return f"ADK long-running tool {', '.join(pending)}"
-    # The model was not called again after them: the SDK held them, the run ended.
-    last_call = max((step.view.span.start_ns for step in run.llm_steps), default=None)
     held = [
-        name
+        (step.view.span.start_ns, name)
         for step in run.tool_steps
-        if last_call is not None and step.view.span.start_ns > last_call
         if (name := held_for_approval(step.view.span)) is not None
     ]
-    if held:
-        return f"OpenAI Agents tool approval for {', '.join(held)}"
+    if held and run.llm_steps:
+        # The model was not called again after them: the SDK held them, the run ended.
+        last_call = max(step.view.span.start_ns for step in run.llm_steps)
+        names = [name for start, name in held if start > last_call]
+        if names:
+            return f"OpenAI Agents tool approval for {', '.join(names)}"
     paused: str | None = None
     for span in run.spans:  # in tree order: an inner span comes after its parent
         for event in span.events:

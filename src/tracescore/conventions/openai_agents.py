@@ -34,6 +34,7 @@ __all__ = ["OI_SCOPE", "OPENLLMETRY_SCOPE", "error_text", "held_for_approval"]
 #: The instrumentation scopes of OpenInference's and OpenLLMetry's OpenAI Agents tracing.
 OI_SCOPE: Final = "openinference.instrumentation.openai_agents"
 OPENLLMETRY_SCOPE: Final = "opentelemetry.instrumentation.openai_agents"
+_SCOPES: Final = frozenset({OI_SCOPE, OPENLLMETRY_SCOPE})
 
 
 def held_for_approval(span: SpanRecord) -> str | None:
@@ -42,19 +43,18 @@ def held_for_approval(span: SpanRecord) -> str | None:
     None for any other span: another instrumentation's, one in error, one whose
     arguments were not captured (nothing can be said), one with a result.
     """
-    if span.status_code == STATUS_ERROR:
-        return None
+    scope = span.scope
+    if scope not in _SCOPES or span.status_code == STATUS_ERROR:
+        return None  # nearly every span: one set lookup
     attrs = span.attributes
-    if span.scope == OI_SCOPE:
+    if scope == OI_SCOPE:
         if attrs.get("openinference.span.kind") != "TOOL" or "output.value" in attrs:
             return None
         args, name = attrs.get("input.value"), attrs.get("tool.name")
-    elif span.scope == OPENLLMETRY_SCOPE:
+    else:
         if "gen_ai.tool.call.result" in attrs:
             return None
         args, name = attrs.get("gen_ai.tool.call.arguments"), attrs.get("gen_ai.tool.name")
-    else:
-        return None
     return name if isinstance(args, str) and isinstance(name, str) and name else None
 
 

@@ -19,8 +19,8 @@ zeros is JSON when what follows them is the start of a JSON object; its leading 
 are jumped over where the file system knows where data starts (``SEEK_DATA``) and
 otherwise read through in chunks, never held; the file is read in one process. Anything
 else starting with zero bytes stays length-prefixed protobuf, whose first length prefix
-starts with them; a file of nothing but zeros is one error that says so. The same accidents in
-length-prefixed protobuf files are read by :mod:`tracescore.formats.frames`.
+starts with them; a file of nothing but zeros is one error that says so. The same
+accidents in length-prefixed protobuf files are read by :mod:`tracescore.formats.frames`.
 """
 
 from __future__ import annotations
