@@ -43,6 +43,18 @@ def _errors(batches: list[Batch]) -> list[tuple[int | None, str]]:
     return [(e.line, e.detail) for batch in batches for e in batch.errors]
 
 
+def _error_between(tmp_path: Path, at: int, between: bytes) -> tuple[int | None, str]:
+    """The one error of the file of every message with ``between`` before message ``at``.
+
+    Every message is read all the same.
+    """
+    data = length_prefixed(_MESSAGES[:at]) + between + length_prefixed(_MESSAGES[at:])
+    batches = _read(tmp_path, data)
+    assert _ids(batches) == sorted(_IDS)
+    [error] = _errors(batches)
+    return error
+
+
 def _all_but(*indexes: int) -> list[str]:
     return sorted(span_id for i, span_id in enumerate(_IDS) if i not in indexes)
 
@@ -56,10 +68,7 @@ def test_the_messages_are_one_span_each() -> None:
 def test_a_zero_filled_region_between_messages_is_one_error(tmp_path: Path, zeros: int) -> None:
     """A crash or a truncation under the writer; the lengths after it start with zeros
     too (00 00 xx xx), which the region must not swallow."""
-    data = length_prefixed(_MESSAGES[:6]) + bytes(zeros) + length_prefixed(_MESSAGES[6:])
-    batches = _read(tmp_path, data)
-    assert _ids(batches) == sorted(_IDS)
-    [(line, detail)] = _errors(batches)
+    line, detail = _error_between(tmp_path, 6, bytes(zeros))
     assert line == 7
     assert detail.startswith(f"{zeros} zero byte(s), no record: a zero-filled region")
 
@@ -159,10 +168,7 @@ def test_a_damaged_length_costs_its_message_only(tmp_path: Path) -> None:
 
 def test_other_bytes_between_messages_are_one_error(tmp_path: Path) -> None:
     junk = b"2026-11-28T17:00:00Z agent printed this\n" * 50 + bytes(range(256)) * 4
-    data = length_prefixed(_MESSAGES[:3]) + junk + length_prefixed(_MESSAGES[3:])
-    batches = _read(tmp_path, data)
-    assert _ids(batches) == sorted(_IDS)
-    [(line, detail)] = _errors(batches)
+    line, detail = _error_between(tmp_path, 3, junk)
     assert line == 4
     assert detail.endswith(f": {len(junk)} byte(s) skipped up to the next message")
 

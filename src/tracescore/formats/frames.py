@@ -361,13 +361,14 @@ def _frame(src: _Ahead, size: int, origin: Origin) -> Batch:
     its length covers, which a message found inside tells apart.
     """
     whole = size <= MAX_MESSAGE_BYTES and src.ensure(4 + size) == 4 + size
+    leads_on = whole and _starts(src, 4 + size)
     inner = None
-    if whole and (_starts(src, 4 + size) or _decodes(src.at(4, size))):
+    if whole and (leads_on or _decodes(src.at(4, size))):
         batch = _decode(src.at(4, size), origin)
         failed = batch.errors and not batch.spans and not batch.logs
         # A message failing whole may be a cut one whose length happens to lead to a
         # message, or to damage: one starting inside it is the reading that loses less.
-        inner = _message_within(src, 4 + size) if failed or not _starts(src, 4 + size) else None
+        inner = _message_within(src, 4 + size) if failed or not leads_on else None
         if inner is None:
             src.skip(4 + size)
             return batch
