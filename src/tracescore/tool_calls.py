@@ -12,7 +12,7 @@ warning: dropping them would lose real calls.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence, Set
+from collections.abc import Sequence, Set
 from dataclasses import replace
 from typing import Final
 
@@ -243,39 +243,53 @@ def _matches(
     execution of the tool. An execution another call asks for by id is never taken by
     name (``claimed``).
     """
-
-    def by_call_id(part: ToolCallPart) -> Execution | None:
-        return next((e for e in by_id.get(part.id or "", ()) if not e.used), None)
-
-    def free(part: ToolCallPart) -> Iterator[Execution]:
-        return (
-            e
-            for e in execs
-            if not e.used
-            and e.name == part.name
-            and (e.call_id not in claimed or e.call_id == part.id)
-        )
-
-    def by_arguments(part: ToolCallPart) -> Execution | None:
-        if part.args is None:
-            return None
-        return next(
-            (e for e in free(part) if e.args is not None and _same_args(e.args, part.args)),
-            None,
-        )
-
-    def by_order(part: ToolCallPart) -> Execution | None:
-        return next(free(part), None)
-
+    # Module-level helpers, not closures: compiled, closures that call each other hold
+    # their shared environment in a reference cycle (garbage bulk_gc would keep).
     matches: list[Execution | None] = [None] * len(asked)
-    for pick in (by_call_id, by_arguments, by_order):
+    for by in (_BY_ID, _BY_ARGUMENTS, _BY_ORDER):
         for i, (_, part) in enumerate(asked):
             if matches[i] is None:
-                match = pick(part)
+                if by == _BY_ID:
+                    match = _unused_by_id(part, by_id)
+                elif by == _BY_ARGUMENTS and part.args is None:
+                    match = None
+                else:
+                    match = _free(part, execs, claimed, same_args=by == _BY_ARGUMENTS)
                 if match is not None:
                     match.used = True
                     matches[i] = match
     return matches
+
+
+_BY_ID: Final = 0
+_BY_ARGUMENTS: Final = 1
+_BY_ORDER: Final = 2
+
+
+def _unused_by_id(part: ToolCallPart, by_id: dict[str, list[Execution]]) -> Execution | None:
+    """The first unused execution with the call's id."""
+    for e in by_id.get(part.id or "", ()):
+        if not e.used:
+            return e
+    return None
+
+
+def _free(
+    part: ToolCallPart, execs: list[Execution], claimed: Set[str], *, same_args: bool
+) -> Execution | None:
+    """The first unused execution of the call's tool that no other call claims by id.
+
+    With ``same_args``, the first of those with the call's arguments.
+    """
+    for e in execs:
+        if (
+            not e.used
+            and e.name == part.name
+            and (e.call_id not in claimed or e.call_id == part.id)
+            and (not same_args or (e.args is not None and _same_args(e.args, part.args)))
+        ):
+            return e
+    return None
 
 
 def _same_args(a: JsonValue, b: JsonValue) -> bool:
@@ -362,6 +376,10 @@ def failed_with(call: ToolCall, result: JsonValue) -> ToolCall:
     return replace(call, error=result if isinstance(result, str) else "error")
 
 
+#: Below every start time a span can have (they are signed 64-bit at least).
+_BEFORE_ANY: Final = -(1 << 64)
+
+
 def _with_unmatched(
     calls: list[ToolCall], unmatched: list[Execution], warnings: list[str] | None
 ) -> list[ToolCall]:
@@ -379,8 +397,8 @@ def _with_unmatched(
     """
     if not unmatched:
         return calls
-    running: list[float] = []
-    highest = float("-inf")
+    running: list[int] = []
+    highest = _BEFORE_ANY  # an int, not -inf: compiled, a list[float] cannot hold ints
     for call in calls:
         if call.start_ns is not None and call.start_ns > highest:
             highest = call.start_ns

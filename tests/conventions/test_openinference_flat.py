@@ -40,7 +40,12 @@ def test_keys_are_sorted_into_sides_by_index_and_cached() -> None:
     assert inputs == {10: {"role": "user"}, 2: {"role": "system"}}
     assert outputs == {0: {"content": "Hi"}}
     assert tools == {1: "{}"}
-    assert parse_flat(view) is parse_flat(view)  # folded once per view
+    # Folded once per view: later questions read the fold, not the attributes again (the
+    # same dicts: compiled, the tuple around them is a new one each time).
+    view.span.attributes[f"{IN}4.message.role"] = "user"
+    again = parse_flat(view)
+    assert again == (inputs, outputs, tools)
+    assert all(a is b for a, b in zip(again, (inputs, outputs, tools), strict=True))
     # Messages come in index order (2 before 10), not key order.
     inputs[2]["content"] = "Be brief."
     inputs[10]["content"] = "Hello"

@@ -128,8 +128,26 @@ class _LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    # Imported when asked only: the rest of the CLI's start-up never needs it.
+    from tracescore.build_info import describe  # noqa: PLC0415
+
+    click.echo(f"tracescore {__version__} ({describe()})")
+    ctx.exit()
+
+
 @click.group(cls=_LazyGroup, context_settings={"auto_envvar_prefix": "TRACESCORE"})
-@click.version_option(__version__, prog_name="tracescore")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    allow_from_autoenv=False,
+    help="Show the version, and whether the hot modules run compiled, and exit.",
+)
 @option(
     "--log-level",
     default="WARNING",

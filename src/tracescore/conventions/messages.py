@@ -1,4 +1,4 @@
-"""A convention-neutral chat message model, and parsers for the message shapes in the wild.
+"""Parsers for the chat message shapes in the wild, into :mod:`~tracescore.conventions.chat`.
 
 Every convention encodes model input and output as some list of messages. Three shapes
 cover nearly all of them, and one parser accepts all three, message by message:
@@ -19,12 +19,22 @@ Parsers are total: unknown part types become :class:`OtherPart`, never an error.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Final, TypeAlias, cast
+from typing import Final, cast
 
 import orjson
-from msgspec import Struct
 
 from tracescore import json_text
+from tracescore.conventions.chat import (
+    ASSISTANT_ROLES,
+    USER_ROLES,
+    JsonValue,
+    Message,
+    OtherPart,
+    Part,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 __all__ = [
     "ASSISTANT_ROLES",
@@ -48,98 +58,8 @@ __all__ = [
     "simplify_blocks",
 ]
 
-JsonValue: TypeAlias = (
-    None | bool | int | float | str | bytes | list["JsonValue"] | dict[str, "JsonValue"]
-)
-
-USER_ROLES: Final = frozenset({"user", "human"})
-ASSISTANT_ROLES: Final = frozenset({"assistant", "model", "ai", "bot"})
-
 #: Values emitters write instead of content they were told not to capture.
 NOT_CAPTURED_MARKERS: Final = frozenset({"__REDACTED__", "FILTERED", "<elided>", "", "{}", "[]"})
-
-
-class TextPart(Struct, kw_only=True):
-    """Natural-language text; ``thought`` marks model reasoning parts."""
-
-    text: str
-    thought: bool = False
-
-
-class ToolCallPart(Struct, kw_only=True):
-    """A tool call requested by the model. ``args`` is usually a dict; kept as written."""
-
-    name: str
-    args: JsonValue
-    id: str | None = None
-
-
-class ToolResultPart(Struct, kw_only=True):
-    """A tool's result as fed back to the model.
-
-    ``failed`` when the record says the call failed (a LangChain ``ToolMessage`` with
-    ``status: error``), where no tool span says so.
-    """
-
-    name: str | None
-    response: JsonValue
-    id: str | None = None
-    failed: bool = False
-
-
-class OtherPart(Struct, kw_only=True):
-    """Any part we do not interpret (blobs, files, server tool calls, ...), kept verbatim."""
-
-    type: str
-    data: JsonValue = None
-
-
-Part: TypeAlias = TextPart | ToolCallPart | ToolResultPart | OtherPart
-
-
-class Message(Struct, kw_only=True):
-    """One chat message with typed parts.
-
-    ``finish_reason`` is the output message's own, as written (GenAI shape only); None
-    when it has none. An empty one marks a piece of a streamed reply (see
-    :func:`tracescore.conventions.replies.joined_stream`).
-    """
-
-    role: str
-    parts: tuple[Part, ...]
-    name: str | None = None
-    finish_reason: str | None = None
-
-    @property
-    def is_user(self) -> bool:
-        """True for a message written by the end user (not a tool result carrier)."""
-        return self.role in USER_ROLES
-
-    @property
-    def is_assistant(self) -> bool:
-        """True for a message written by the model."""
-        return self.role in ASSISTANT_ROLES
-
-    def text(self, *, thoughts: bool = True) -> str | None:
-        """All text parts joined with newlines (as ADK does), or None when there are none.
-
-        Args:
-            thoughts: Whether a thinking model's thoughts count (ADK's eval counts them;
-                other frameworks' answers leave them out).
-
-        """
-        texts = [
-            p.text for p in self.parts if isinstance(p, TextPart) and (thoughts or not p.thought)
-        ]
-        return "\n".join(texts) if texts else None
-
-    def tool_calls(self) -> list[ToolCallPart]:
-        """The tool-call parts, in order."""
-        return [p for p in self.parts if isinstance(p, ToolCallPart)]
-
-    def tool_results(self) -> list[ToolResultPart]:
-        """The tool-result parts, in order."""
-        return [p for p in self.parts if isinstance(p, ToolResultPart)]
 
 
 def is_not_captured(value: object) -> bool:

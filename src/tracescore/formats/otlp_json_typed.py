@@ -2,7 +2,8 @@
 
 The Collector (``file`` exporter, OTLP/HTTP JSON) always writes camelCase keys, hex ids,
 integers as decimal strings and enum numbers. For that spelling, msgspec decodes the
-bytes straight into the small structs below: no dict per ``KeyValue`` and ``AnyValue``,
+bytes straight into the small structs of
+:mod:`~tracescore.formats.otlp_json_structs`: no dict per ``KeyValue`` and ``AnyValue``,
 and the JSON types are checked in C, so what is left in Python is copying fields into
 records. Measured on agent traces (~2.4 KB per span), that pass takes about three
 quarters of ``orjson.loads`` plus :func:`~tracescore.formats.otlp_json.decode_json_document`.
@@ -19,10 +20,10 @@ garbage documents, and ``tests/formats/test_otlp_json_typed.py`` on damaged byte
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Final
 
 import msgspec
-from msgspec import UNSET, Meta, Struct, UnsetType
+from msgspec import UNSET, UnsetType
 
 from tracescore import json_text
 from tracescore.formats.anyvalue import (
@@ -37,149 +38,20 @@ from tracescore.formats.anyvalue import (
 )
 from tracescore.formats.base import Batch
 from tracescore.formats.otlp_json import decode_json_document
+from tracescore.formats.otlp_json_structs import (
+    AnyValue,
+    Document,
+    KeyValue,
+    Log,
+    Resource,
+    Scope,
+    Span,
+)
 from tracescore.spans import Attributes, AttrValue, LogRecord, Origin, SpanEvent, SpanRecord
 
 __all__ = ["decode_collector_json", "decode_json_bytes"]
 
-# Integers within the signed 64-bit range (msgspec checks bounds up to there); any other
-# goes to the reference path, which reads unsigned 64-bit values and knows what orjson
-# does beyond them (floats, then failure past the float range). Fields the records do
-# not keep are typed all the same (no ``Raw``, no ``Any``): skipped bytes would escape
-# the checks orjson makes (UTF-8, number range), and a line it rejects could decode here.
-_Int = Annotated[int, Meta(ge=INT64_MIN, le=INT64_MAX)]
-
-
-# The structs mirror the OTLP/JSON messages field for field; unknown keys are refused so
-# that another spelling of a known field (``parent_span_id``) can never be skipped
-# silently. None are tracked by the garbage collector: they hold no cycles and live for
-# one document.
-class _AnyValue(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
-    stringValue: str | UnsetType = UNSET
-    intValue: _Int | str | UnsetType = UNSET
-    boolValue: bool | UnsetType = UNSET
-    doubleValue: float | str | UnsetType = UNSET
-    bytesValue: str | UnsetType = UNSET
-    arrayValue: _ArrayValue | UnsetType = UNSET
-    kvlistValue: _KeyValueList | UnsetType = UNSET
-
-
-class _ArrayValue(Struct, forbid_unknown_fields=True, gc=False):
-    values: list[_AnyValue] = []
-
-
-class _KeyValueList(Struct, forbid_unknown_fields=True, gc=False):
-    values: list[_KeyValue] = []
-
-
-class _KeyValue(Struct, forbid_unknown_fields=True, gc=False):
-    key: str = ""  # proto3 JSON omits an empty key
-    value: _AnyValue = _AnyValue()  # absent: no value, as an empty one
-
-
-class _EntityRef(Struct, forbid_unknown_fields=True, gc=False):
-    schemaUrl: str = ""
-    type: str = ""
-    idKeys: list[str] = []
-    descriptionKeys: list[str] = []
-
-
-class _Resource(Struct, forbid_unknown_fields=True, gc=False):
-    attributes: list[_KeyValue] = []
-    droppedAttributesCount: _Int = 0
-    entityRefs: list[_EntityRef] = []
-
-
-class _Scope(Struct, forbid_unknown_fields=True, gc=False):
-    name: str = ""
-    version: str = ""
-    attributes: list[_KeyValue] = []
-    droppedAttributesCount: _Int = 0
-
-
-class _Event(Struct, forbid_unknown_fields=True, gc=False):
-    timeUnixNano: _Int | str
-    name: str = ""
-    attributes: list[_KeyValue] = []
-    droppedAttributesCount: _Int = 0
-
-
-class _Link(Struct, forbid_unknown_fields=True, gc=False):
-    traceId: str = ""
-    spanId: str = ""
-    traceState: str = ""
-    attributes: list[_KeyValue] = []
-    droppedAttributesCount: _Int = 0
-    flags: _Int = 0
-
-
-class _Status(Struct, forbid_unknown_fields=True, gc=False):
-    code: int = 0
-    message: str = ""
-
-
-class _Span(Struct, forbid_unknown_fields=True, gc=False):
-    traceId: str
-    spanId: str
-    startTimeUnixNano: _Int | str  # both required, as in the fast path
-    endTimeUnixNano: _Int | str
-    parentSpanId: str = ""
-    name: str = ""
-    kind: int = 0
-    attributes: list[_KeyValue] = []
-    events: list[_Event] | UnsetType = UNSET  # absent from most spans: no list to make
-    status: _Status | UnsetType = UNSET
-    traceState: str = ""
-    flags: _Int = 0
-    links: list[_Link] | UnsetType = UNSET
-    droppedAttributesCount: _Int = 0
-    droppedEventsCount: _Int = 0
-    droppedLinksCount: _Int = 0
-
-
-class _ScopeSpans(Struct, forbid_unknown_fields=True, gc=False):
-    scope: _Scope | UnsetType = UNSET
-    spans: list[_Span] = []
-    schemaUrl: str = ""
-
-
-class _ResourceSpans(Struct, forbid_unknown_fields=True, gc=False):
-    resource: _Resource | UnsetType = UNSET
-    scopeSpans: list[_ScopeSpans] = []
-    schemaUrl: str = ""
-
-
-class _Log(Struct, forbid_unknown_fields=True, gc=False):
-    timeUnixNano: _Int | str | UnsetType = UNSET
-    observedTimeUnixNano: _Int | str | UnsetType = UNSET
-    traceId: str = ""
-    spanId: str = ""
-    eventName: str = ""
-    severityText: str = ""
-    body: _AnyValue | UnsetType = UNSET
-    attributes: list[_KeyValue] = []
-    severityNumber: _Int = 0
-    flags: _Int = 0
-    droppedAttributesCount: _Int = 0
-
-
-class _ScopeLogs(Struct, forbid_unknown_fields=True, gc=False):
-    scope: _Scope | UnsetType = UNSET
-    logRecords: list[_Log] = []
-    schemaUrl: str = ""
-
-
-class _ResourceLogs(Struct, forbid_unknown_fields=True, gc=False):
-    resource: _Resource | UnsetType = UNSET
-    scopeLogs: list[_ScopeLogs] = []
-    schemaUrl: str = ""
-
-
-class _Document(Struct, forbid_unknown_fields=True, gc=False):
-    resourceSpans: list[_ResourceSpans] | UnsetType = UNSET
-    resourceLogs: list[_ResourceLogs] | UnsetType = UNSET
-
-
-_DECODER: Final = msgspec.json.Decoder(_Document)
+_DECODER: Final = msgspec.json.Decoder(Document)
 
 
 class _Other(Exception):
@@ -222,7 +94,7 @@ def decode_collector_json(data: bytes | bytearray, *, origin: Origin | None) -> 
         return None
 
 
-def _typed(doc: _Document, origin: Origin | None) -> Batch:
+def _typed(doc: Document, origin: Origin | None) -> Batch:
     batch = Batch(origin=origin)
     if doc.resourceSpans is UNSET and doc.resourceLogs is UNSET:
         raise _Other  # an empty object, or nothing to decode: the reference path says so
@@ -248,11 +120,11 @@ def _typed(doc: _Document, origin: Origin | None) -> Batch:
     return batch
 
 
-def _resource(resource: _Resource | UnsetType) -> Attributes:
+def _resource(resource: Resource | UnsetType) -> Attributes:
     return {} if isinstance(resource, UnsetType) else _attributes(resource.attributes)
 
 
-def _scope(scope: _Scope | UnsetType) -> str | None:
+def _scope(scope: Scope | UnsetType) -> str | None:
     return None if isinstance(scope, UnsetType) else scope.name or None
 
 
@@ -276,7 +148,7 @@ def _is_hex_id(raw: str, size: int) -> bool:
 
 
 def _span(
-    span: _Span,
+    span: Span,
     resource: Attributes,
     scope: str | None,
     origin: Origin | None,
@@ -349,7 +221,7 @@ def _span(
     return record
 
 
-def _log(record: _Log, resource: Attributes, scope: str | None, origin: Origin | None) -> LogRecord:
+def _log(record: Log, resource: Attributes, scope: str | None, origin: Origin | None) -> LogRecord:
     time = 0 if record.timeUnixNano is UNSET else json_int(record.timeUnixNano, "time")
     if not time and record.observedTimeUnixNano is not UNSET:
         time = json_int(record.observedTimeUnixNano, "time")
@@ -370,7 +242,7 @@ def _log(record: _Log, resource: Attributes, scope: str | None, origin: Origin |
     return log
 
 
-def _attributes(kvs: list[_KeyValue]) -> Attributes:
+def _attributes(kvs: list[KeyValue]) -> Attributes:
     out: Attributes = {}
     for kv in kvs:
         value = kv.value
@@ -396,7 +268,7 @@ def _attributes(kvs: list[_KeyValue]) -> Attributes:
     return out
 
 
-def _value(value: _AnyValue) -> AttrValue:
+def _value(value: AnyValue) -> AttrValue:
     """One ``AnyValue`` naming at most one type besides ``stringValue`` (which wins)."""
     if value.stringValue is not UNSET:
         return value.stringValue

@@ -1,0 +1,121 @@
+"""The mypyc build (hatch_build.py): what it compiles, and what compiling must not change.
+
+The README's test command installs tracescore as a regular wheel, so the suite runs on
+the compiled modules; CI also runs part of it on the sources (``PYTHONPATH=src``), as an
+editable install or a machine without a compiler runs them.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import sys
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from click.testing import CliRunner
+
+import tracescore
+from tracescore.build_info import compiled_modules, describe
+from tracescore.cli import main
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _listed() -> list[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    paths: list[str] = config["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"][
+        "compile"
+    ]
+    return paths
+
+
+def _module_name(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+LISTED = _listed()
+
+
+def test_the_list_names_existing_modules_once_in_order() -> None:
+    assert sorted(set(LISTED)) == LISTED
+    for path in LISTED:
+        assert (ROOT / "src" / path).is_file(), path
+        assert not path.endswith("__init__.py")  # a package's __init__ stays Python
+
+
+@pytest.mark.parametrize("path", LISTED)
+def test_a_compiled_module_defines_no_class_with_class_keywords(path: str) -> None:
+    """mypyc drops a class statement's keywords (python/mypy#21938): compiled, a msgspec
+    Struct would silently lose ``kw_only``, ``frozen`` or ``forbid_unknown_fields``. Such
+    classes live in modules that stay Python (conventions/records.py, chat.py...)."""
+    tree = ast.parse((ROOT / "src" / path).read_text(encoding="utf-8"))
+    offenders = [
+        f"{node.name} (line {node.lineno})"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.keywords
+    ]
+    assert not offenders, f"{path}: class keywords would be dropped: {offenders}"
+
+
+def test_the_structs_keep_their_configuration() -> None:
+    """What the rule above protects, read off the imported classes, compiled or not."""
+    from tracescore.conventions.chat import TextPart
+    from tracescore.conventions.records import ReadReply, Usage
+    from tracescore.formats.otlp_json_structs import AnyValue, Document, KeyValue
+
+    assert ReadReply.__struct_config__.frozen
+    assert AnyValue.__struct_config__.frozen
+    assert Document.__struct_config__.forbid_unknown_fields
+    assert not KeyValue.__struct_config__.gc
+    for keyword_only in (Usage, TextPart):
+        positional: Any = keyword_only
+        with pytest.raises(TypeError):
+            positional(1)
+    with pytest.raises(msgspec.ValidationError, match="unknown field"):
+        msgspec.json.decode(b'{"resourceSpans": [], "resource_spans": []}', type=Document)
+
+
+def test_the_installed_modules_are_all_compiled_or_none() -> None:
+    """Never a mix: a stale build would leave an extension shadowing newer sources."""
+    found = compiled_modules()
+    listed = sorted(_module_name(p) for p in LISTED)
+    assert found in ([], listed)
+    for name in listed:
+        origin = importlib.import_module(name).__file__ or ""
+        assert origin.endswith(tuple(EXTENSION_SUFFIXES)) is bool(found), (name, origin)
+    if os.environ.get("TRACESCORE_REQUIRE_COMPILED", "") not in ("", "0"):
+        assert found == listed  # CI builds the wheel it tests
+    expected = f"{len(listed)} modules compiled with mypyc" if found else "pure Python"
+    assert describe() == expected
+    version = CliRunner().invoke(main, ["--version"])
+    assert version.exit_code == 0
+    assert version.output == f"tracescore {tracescore.__version__} ({expected})\n"
+
+
+def test_a_python_subclass_of_a_compiled_reader_class_works() -> None:
+    """Users register readers of their own: ConventionReader stays open to subclasses."""
+    from tracescore.conventions.base import ConventionReader, SpanView
+    from tracescore.spans import SpanRecord
+
+    class Mine(ConventionReader):
+        name = "mine"
+
+        def agent_name(self, span: SpanRecord) -> str | None:
+            return "x" if span.name == "mine" else None
+
+    span = SpanRecord(
+        trace_id="1" * 32, span_id="2" * 16, parent_span_id=None, name="mine", start_ns=1
+    )
+    assert Mine().agent_name(span) == "x"
+    assert Mine().llm_input(SpanView(span)) is None  # the base class's answer
+    assert sys.modules["tracescore.conventions.base"].ConventionReader is ConventionReader
