@@ -67,6 +67,30 @@ def test_a_compiled_module_defines_no_class_with_class_keywords(path: str) -> No
     assert not offenders, f"{path}: class keywords would be dropped: {offenders}"
 
 
+@pytest.mark.parametrize("path", LISTED)
+def test_a_compiled_module_lower_cases_with_cpythons_method(path: str) -> None:
+    """mypyc's ``str.lower`` (Python < 3.13) maps character by character and misses the
+    final-sigma rule: compiled, ``"ΣΑΣ".lower()`` is ``"σασ"``, not ``"σας"``. Compiled
+    modules call ``tracescore.unicode_case.lower`` (``str.lower`` through a name)."""
+    tree = ast.parse((ROOT / "src" / path).read_text(encoding="utf-8"))
+    calls = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "lower"
+    ]
+    assert not calls, f"{path}: .lower() on lines {calls}"
+
+
+def test_roles_lower_case_as_cpython_does() -> None:
+    from tracescore.conventions.messages import message_from_obj
+
+    message = message_from_obj({"role": "ΣΥΝΤΑΚΤΗΣ", "content": "γεια"})
+    assert message is not None
+    assert message.role == "ΣΥΝΤΑΚΤΗΣ".lower() == "συντακτης"[:-1] + "ς"
+
+
 def test_the_structs_keep_their_configuration() -> None:
     """What the rule above protects, read off the imported classes, compiled or not."""
     from tracescore.conventions.chat import TextPart

@@ -56,6 +56,7 @@ from tracescore.conventions.messages import (
     simplify_blocks,
 )
 from tracescore.spans import AttrValue, LogRecord, SpanRecord
+from tracescore.unicode_case import lower
 
 __all__ = [
     "CHOICE_EVENT",
@@ -183,7 +184,7 @@ def legacy_message(event: str, payload: Mapping[str, object]) -> Message | None:
 
 def _chat_event(default_role: str, payload: Mapping[str, object]) -> Message | None:
     role_value = payload.get("role")
-    role = role_value.lower() if isinstance(role_value, str) and role_value else None
+    role = lower(role_value) if isinstance(role_value, str) and role_value else None
     raw = payload.get("content")
     content = None if is_not_captured(raw) else decoded_json(raw)
     parts: list[Part] = []

@@ -35,6 +35,7 @@ from tracescore.conventions.chat import (
     ToolCallPart,
     ToolResultPart,
 )
+from tracescore.unicode_case import lower
 
 __all__ = [
     "ASSISTANT_ROLES",
@@ -274,7 +275,7 @@ def message_from_obj(obj: object, *, default_role: str = "user") -> Message | No
     """Build a :class:`Message` from any of the three shapes; None when ``obj`` is no message."""
     if not isinstance(obj, (dict, Mapping)):
         return None
-    role = str(obj.get("role") or default_role).lower()
+    role = lower(str(obj.get("role") or default_role))
     name = _opt_str(obj.get("name"))
     raw_parts = obj.get("parts")
     if isinstance(raw_parts, list):

@@ -32,6 +32,7 @@ from tracescore.conventions.messages import (
     parse_arguments,
 )
 from tracescore.spans import AttrValue
+from tracescore.unicode_case import lower
 
 __all__ = ["Flat", "Parsed", "documents", "messages", "opt_str", "parse_flat"]
 
@@ -93,7 +94,7 @@ def opt_str(value: object) -> str | None:
 
 def _message(flat: Flat, default_role: str) -> Message | None:
     """One message from its flattened sub-keys; None when nothing was captured."""
-    role = str(flat.get("role") or default_role).lower()
+    role = lower(str(flat.get("role") or default_role))
     name = opt_str(flat.get("name"))
     contents: dict[int, dict[str, AttrValue]] = {}
     calls: dict[int, dict[str, AttrValue]] = {}

@@ -49,6 +49,7 @@ from typing import Final
 from rouge_score.tokenize import tokenize as rouge_tokenize
 
 from tracescore.criteria.stemmer import porter_stemmer
+from tracescore.unicode_case import lower
 
 __all__ = ["rouge1_f", "tokenize"]
 
@@ -131,7 +132,8 @@ def _split_words(folded: str) -> list[str]:
 _ONE_TOKEN: dict[bytes, str] = {}
 #: The words that do not give exactly one token, with their tokens (kept for correctness).
 _OTHER_TOKENS: dict[bytes, tuple[str, ...]] = {}
-_MAX_CACHED_WORDS: Final = 1 << 16
+#: Not Final: compiled, a Final is inlined where it is read, and a test lowers this one.
+_MAX_CACHED_WORDS: int = 1 << 16
 
 
 def _clear_word_cache() -> None:
@@ -184,7 +186,7 @@ def _word_tokens(words: list[str | bytes]) -> list[str]:
 
 
 def _non_ascii_tokens(text: str) -> list[str]:
-    words = _split_words(unicodedata.normalize("NFKC", text).lower())
+    words = _split_words(lower(unicodedata.normalize("NFKC", text)))
     return _word_tokens([word.encode() if word.isascii() else word for word in words])
 
 

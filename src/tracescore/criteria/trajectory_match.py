@@ -57,7 +57,7 @@ _T = TypeVar("_T")
 _Same: TypeAlias = Callable[[_T, _T], bool]
 
 
-def parse_match_type(value: str | int) -> MatchType:
+def parse_match_type(value: object) -> MatchType:
     """Parse a match type as written in an eval config.
 
     Accepts what ADK's ``ToolTrajectoryCriterion`` accepts for ``match_type``: a name in any

@@ -1,10 +1,10 @@
 """Typed path of the evalset loader: the file's bytes straight into golden cases.
 
 Why: on a large evalset, parsing into dicts and walking them (:mod:`.fastpath`) is most
-of a replay's goldens load; msgspec decodes the JSON into the typed structs below in
-one C pass, checking each value's JSON type as it goes, and only the conversion to
-golden cases runs in Python (the 200k-span benchmark's 33 MB evalset: ~0.2 s against
-~0.36 s).
+of a replay's goldens load; msgspec decodes the JSON into the typed structs of
+:mod:`.typed_structs` in one C pass, checking each value's JSON type as it goes, and only
+the conversion to golden cases runs in Python (the 200k-span benchmark's 33 MB evalset:
+~0.2 s against ~0.36 s).
 
 How it stays exact: the structs describe a *strict subset* of what the schema accepts:
 the way ADK writes evalsets (snake_case keys, exact JSON types, no rubrics, scenarios,
@@ -28,104 +28,16 @@ from tracescore.conventions.messages import JsonValue
 from tracescore.goldens import schema
 from tracescore.goldens.cases import GoldenCase
 from tracescore.goldens.fastpath import Unsupported, join_calls
+from tracescore.goldens.typed_structs import Case, EvalSet, Part, Turn
 from tracescore.model import AgentText, Invocation
 
 __all__ = ["golden_cases"]
 
 
-# A field typed ``None`` takes only ``null``: written out, an unused field is null.
+_DECODER = msgspec.json.Decoder(EvalSet)
 
 
-class _Call(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    id: str | None = None
-    name: str | None = None
-    args: dict[str, Any] | None = None
-    will_continue: bool | None = None
-    partial_args: None = None
-
-
-class _Response(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    id: str | None = None
-    name: str | None = None
-    response: dict[str, Any] | None = None
-    will_continue: bool | None = None
-    scheduling: None = None
-    parts: None = None
-
-
-class _Part(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    text: str | None = None
-    thought: bool | None = None
-    function_call: _Call | None = None
-    function_response: _Response | None = None
-    part_metadata: None = None
-    media_resolution: None = None
-    code_execution_result: None = None
-    executable_code: None = None
-    file_data: None = None
-    inline_data: None = None
-    thought_signature: None = None
-    video_metadata: None = None
-    tool_call: None = None
-    tool_response: None = None
-    audio_transcription: None = None
-    media_processing: None = None
-    speech_metadata: None = None
-
-
-class _Content(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    role: str | None = None
-    parts: list[_Part] | None = None
-
-
-class _Data(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    tool_uses: list[_Call] = []
-    tool_responses: list[_Response] = []
-    intermediate_responses: list[tuple[str, list[_Part]]] = []
-
-
-class _Turn(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    user_content: _Content
-    invocation_id: str = ""
-    final_response: _Content | None = None
-    intermediate_data: _Data | None = None
-    creation_timestamp: float = 0.0
-    duration: float | None = None
-    model_duration: float | None = None
-    tool_duration: float | None = None
-    rubrics: None = None
-    app_details: None = None
-
-
-class _Session(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    app_name: str
-    user_id: str
-    session_id: str | None = None
-    state: dict[str, Any] = {}
-
-
-class _Case(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    eval_id: str
-    conversation: list[_Turn]
-    session_input: _Session | None = None
-    creation_timestamp: float = 0.0
-    final_session_state: dict[str, Any] | None = {}
-    conversation_scenario: None = None
-    rubrics: None = None
-
-
-class _EvalSet(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    eval_set_id: str
-    eval_cases: list[_Case]
-    name: str | None = None
-    description: str | None = None
-    creation_timestamp: float = 0.0
-
-
-_DECODER = msgspec.json.Decoder(_EvalSet)
-
-
-def _text(parts: list[_Part] | None) -> str:
+def _text(parts: list[Part] | None) -> str:
     if parts is None:
         return ""
     return "\n".join([p.text for p in parts if p.text])
@@ -135,7 +47,7 @@ def _in_range(seconds: float | None) -> bool:
     return seconds is None or -schema.MAX_SECONDS <= seconds <= schema.MAX_SECONDS
 
 
-def _turn(turn: _Turn, eval_set_id: str, eval_id: str, agent: str | None, i: int) -> Invocation:
+def _turn(turn: Turn, eval_set_id: str, eval_id: str, agent: str | None, i: int) -> Invocation:
     start, duration = turn.creation_timestamp, turn.duration
     if not (_in_range(start) and _in_range(duration)):
         raise Unsupported  # pydantic's Seconds names the field
@@ -166,7 +78,7 @@ def _turn(turn: _Turn, eval_set_id: str, eval_id: str, agent: str | None, i: int
     )
 
 
-def _case(case: _Case, eval_set_id: str) -> GoldenCase:
+def _case(case: Case, eval_set_id: str) -> GoldenCase:
     session = case.session_input
     agent = None if session is None else session.app_name
     turns = tuple(
