@@ -21,8 +21,10 @@ One run, in this order:
        ``response_match_score``) plus ``tool_name_match_score``, ``contains_keywords``
        (one keyword) and the four informational ones (``tool_call_count_v1``,
        ``token_usage_v1``, ``inference_call_count_v1``, ``invocation_duration_v1``).
-       Loading the goldens is inside (b)'s timed region, done as ``tracescore replay``
-       does it (collector paused while loading, then ``bulk_gc`` for the replay);
+       Loading the goldens is inside (b)'s timed region, and all of it is done as
+       ``tracescore replay`` does it: the collector paused while loading, ``bulk_gc``
+       for the import (``read_runs``), the collector paused again while scoring
+       (``score_runs``: without a judge, the results are kept and acyclic);
    (b') the same replay with the goldens loaded before the clock starts (information:
        here the goldens are as many as the turns, 13k, far more than a curated set);
 4. ``--cli-repeat`` paired rounds of the commands a user runs, each a fresh process
@@ -89,7 +91,7 @@ from tracescore.evalset import conversations_to_evalset  # noqa: E402
 from tracescore.goldens import GoldenIndex, GoldenSet, load_goldens  # noqa: E402
 from tracescore.importer import ImportStats, bulk_gc, import_paths, paused_gc  # noqa: E402
 from tracescore.model import Invocation, group_conversations  # noqa: E402
-from tracescore.replay import ReplayResult, replay  # noqa: E402
+from tracescore.replay import ReplayResult, read_runs, score_runs  # noqa: E402
 from tracescore.scoring import GoldenTurn, score_conversations, summarize_cases  # noqa: E402
 
 if TYPE_CHECKING:
@@ -209,13 +211,16 @@ def run_replay(path: Path, goldens: Path, crits: list[Criterion]) -> ReplayResul
     # +1.5 s here; unfrozen, the first young collection after the pause walks them).
     with paused_gc(freeze=True):
         sets = load_goldens([str(goldens)])
-    with bulk_gc():
-        return replay([str(path)], crits, goldens=sets)
+    return run_replay_loaded(path, sets, crits)
 
 
 def run_replay_loaded(path: Path, goldens: list[GoldenSet], crits: list[Criterion]) -> ReplayResult:
+    # replay() is read_runs() then score_runs(); the CLI scores with the collector paused
+    # (no judge here), as it loads the goldens: the results are kept, acyclic.
     with bulk_gc():
-        return replay([str(path)], crits, goldens=goldens)
+        runs = read_runs([str(path)], crits, goldens=goldens)
+        with paused_gc(freeze=True):
+            return score_runs(runs, crits, goldens=goldens)
 
 
 def post_import(

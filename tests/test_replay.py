@@ -23,7 +23,7 @@ from tracescore.evalset import conversations_to_evalset
 from tracescore.goldens import GoldenSet, load_goldens
 from tracescore.importer import ImportStats, import_paths
 from tracescore.model import Invocation, group_conversations
-from tracescore.replay import ReplayResult, read_runs, replay
+from tracescore.replay import ReplayResult, read_runs, replay, score_runs
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -188,6 +188,33 @@ def test_goldens_are_checked_before_the_import_and_given_to_its_workers(
     assert [g.eval_set_id for g in given[0]] == ["weather"]
     assert code == 1
     assert "FAILED" in stdout
+
+
+def test_scoring_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a judge the results are one large acyclic structure, all kept: scored
+    with the collector paused (under bulk_gc each young collection would walk them),
+    as the goldens are loaded. The import before it runs under bulk_gc."""
+    import gc
+
+    from tracescore.cli import replay_cmd
+
+    seen: dict[str, object] = {}
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        seen["import"] = gc.isenabled()
+        return read_runs(*args, **kwargs)
+
+    def scoring(*args: Any, **kwargs: Any) -> Any:
+        seen["scoring"] = gc.isenabled()
+        seen["judge"] = kwargs.get("judge")
+        return score_runs(*args, **kwargs)
+
+    monkeypatch.setattr(replay_cmd, "read_runs", reading)
+    monkeypatch.setattr(replay_cmd, "score_runs", scoring)
+    code, stdout, _ = run(*REPLAY_ARGS)
+    assert (code, "FAILED" in stdout) == (1, True)
+    assert seen == {"import": True, "scoring": False, "judge": None}
+    assert gc.isenabled()
 
 
 @pytest.mark.parametrize("flag", ["--output", "--junit"])

@@ -4,6 +4,7 @@ judge's verdicts → a second replay served entirely from the SQLite cache."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -107,15 +108,21 @@ def test_with_a_judge_the_goldens_are_loaded_after_the_import(
         calls.append(("load_goldens", None))
         return goldens.load_goldens(*args, **kwargs)
 
+    def score_runs(*args: Any, **kwargs: Any) -> Any:
+        # The judge's event loop makes reference cycles: the collector stays on.
+        calls.append(("score_runs", gc.isenabled()))
+        return replaying.score_runs(*args, **kwargs)
+
     monkeypatch.setattr(replay_cmd, "read_runs", read_runs)
     monkeypatch.setattr(replay_cmd, "load_goldens", load_goldens)
+    monkeypatch.setattr(replay_cmd, "score_runs", score_runs)
     router = Router(
         {MATCH: [gemini_json({"reasoning": "r", "verdict": "valid"})], SAFETY: [safe()]}
     )
     with FakeGemini(router) as fake:
         code, stdout, stderr = replay(settings(tmp_path), fake, tmp_path / "out.jsonl")
     assert code == 0, stdout + stderr
-    assert calls == [("read_runs", None), ("load_goldens", None)]
+    assert calls == [("read_runs", None), ("load_goldens", None), ("score_runs", True)]
 
 
 def test_judge_down_ends_as_judge_error_outcomes(tmp_path: Path) -> None:
