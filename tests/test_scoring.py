@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tracescore.criteria.base import Criterion, CriterionResult, EvalContext, Score
+from tracescore.criteria.base import Criterion, CriterionResult, EvalContext, EvalStatus, Score
 from tracescore.criteria.efficiency import ToolCallCount
 from tracescore.criteria.text import ContainsKeywords, ResponseMatchScore
 from tracescore.criteria.trajectory import ToolTrajectoryAvgScore
@@ -141,3 +141,32 @@ def test_a_case_pools_each_criterion_its_own_way() -> None:
         (0.0, "failed"),
         (None, "not_evaluated"),
     ]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _AllMustPass(ToolTrajectoryAvgScore):
+    """A case passes only when every run did: its own case result, not mean vs threshold."""
+
+    name = "all_must_pass"
+
+    def case_result(self, results: Sequence[CriterionResult]) -> tuple[float | None, EvalStatus]:
+        passed = all(r.status == "passed" for r in results)
+        return (1.0 if passed else 0.0), ("passed" if passed else "failed")
+
+
+def test_a_criterion_s_own_case_result_is_used_and_the_default_is_case_result_s() -> None:
+    runs = [
+        run("r1", "Weather in Paris?", "Paris", "It is sunny in Paris"),
+        run("r2", "weather in PARIS?", "Lyon", "It is sunny in Paris"),
+        run("r3", "Weather in Paris?", "Paris", "It is sunny in Paris"),
+    ]
+    criteria = (ToolTrajectoryAvgScore(threshold=0.5), _AllMustPass(threshold=0.5), *CRITERIA)
+    results = score_conversations(runs, criteria, match=match)
+    [case] = summarize_cases(results, criteria)
+    per_criterion = list(zip(*[r.results for r in results], strict=True))
+    # Every summary is what the criterion's own case_result gives, whichever path built it.
+    assert [(c.score, c.status) for c in case.criteria] == [
+        crit.case_result(per_inv) for crit, per_inv in zip(criteria, per_criterion, strict=True)
+    ]
+    assert [(c.score, c.status) for c in case.criteria[:2]] == [(2 / 3, "passed"), (0.0, "failed")]
+    assert case.status == "failed"

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from tracescore.criteria import Criterion, CriterionResult, EvalContext, combine_statuses
+from tracescore.criteria.aggregation import mean_score, status_for
 from tracescore.criteria.base import NO_GOLDEN, EvalStatus
 from tracescore.exceptions import JudgeError
 from tracescore.goldens.cases import GoldenCase
@@ -411,23 +412,38 @@ def summarize_cases(
             inv = res.invocation
             key = (None, inv.conversation_id or f"{inv.trace_id}:{inv.root_span_id}")
         groups.setdefault(key, []).append(res)
+    # A criterion that keeps the base class's aggregation is summarised by the same
+    # functions Criterion.case_result calls, without its two method calls per case.
+    rules = [(c, c.name, c.threshold, c.informational, _aggregates_by_default(c)) for c in criteria]
     cases = []
     for (set_id, eval_id), members in groups.items():
         summaries = []
-        for crit, per_inv in zip(criteria, zip(*[m.results for m in members])):
-            score, status = crit.case_result(per_inv)
+        statuses: list[EvalStatus] = []
+        for (crit, name, threshold, informational, default), per_inv in zip(
+            rules, zip(*[m.results for m in members])
+        ):
+            if default:
+                score = mean_score(per_inv)
+                status = status_for(score, threshold, informational=informational)
+            else:
+                score, status = crit.case_result(per_inv)
+            statuses.append(status)
             summaries.append(
-                CriterionSummary(
-                    criterion=crit.name, score=score, status=status, threshold=crit.threshold
-                )
+                CriterionSummary(criterion=name, score=score, status=status, threshold=threshold)
             )
         cases.append(
             CaseResult(
                 eval_set_id=set_id,
                 eval_id=eval_id,
-                status=combine_statuses([s.status for s in summaries]),
+                status=combine_statuses(statuses),
                 criteria=tuple(summaries),
                 invocations=tuple(members),
             )
         )
     return cases
+
+
+def _aggregates_by_default(criterion: Criterion) -> bool:
+    """Whether ``criterion``'s case result is the base class's: the mean, then the status."""
+    kind = type(criterion)
+    return kind.case_result is Criterion.case_result and kind.aggregate is Criterion.aggregate

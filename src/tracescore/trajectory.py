@@ -152,7 +152,7 @@ def _build(
     user, resumed, responses, missing_outputs, failed = _conversation(run, llm_steps, provenance)
     execs = [execution(step.view, step.agent, step.nested) for step in tool_steps]
     # A reply a callback gave in the model's place is a step of the run, not a model call.
-    in_place = sum(not model_called(step.views) for step in llm_steps)
+    in_place = len([step for step in llm_steps if not model_called(step.views)])
     inferences = len(llm_steps) - in_place
     if responses and not missing_outputs:
         # A code agent's tools run from the code its replies hold, which calls no tool.

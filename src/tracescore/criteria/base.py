@@ -24,14 +24,12 @@ import logging
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import ClassVar, Final, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Final
 
-from tracescore.conventions.messages import JsonValue
-from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
-from tracescore.model import Invocation
-from tracescore.records import quick_init
+from tracescore.criteria.aggregation import combine_statuses, mean_score, status_for
+from tracescore.criteria.results import NO_GOLDEN, CriterionResult, EvalContext, EvalStatus, Score
 
 __all__ = [
     "NO_GOLDEN",
@@ -47,81 +45,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _new: Final = object.__new__
-
-EvalStatus = Literal["passed", "failed", "not_evaluated", "informational"]
-NO_GOLDEN: Final = "no golden"
-
-
-@quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EvalContext:
-    """What a criterion sees for one invocation.
-
-    Attributes:
-        actual: The invocation rebuilt from telemetry.
-        expected: The golden turn it was matched to, or None.
-        conversation: The earlier turns of the same conversation, oldest first.
-        rubrics: Rubrics of the matched golden case and turn (case first).
-        scenario: The matched case's ``conversation_scenario`` (simulated-user replays).
-        last_turn: True when ``actual`` is known to be the conversation's last turn
-            (replays know; live scoring does not).
-
-    """
-
-    actual: Invocation
-    expected: Invocation | None = None
-    conversation: tuple[Invocation, ...] = ()
-    rubrics: tuple[GoldenRubric, ...] = ()
-    scenario: GoldenScenario | None = None
-    last_turn: bool = False
-
-
-# Score and CriterionResult are not frozen: a replay builds one of each per criterion and
-# invocation (100k+ for 13k turns), and a frozen dataclass's __init__ (object.__setattr__
-# per field) costs 2.5 times as much. Treat them as immutable all the same: sinks share them.
-
-
-@dataclass(slots=True, kw_only=True)
-class Score:
-    """A criterion's rating of one invocation; ``value`` None means not evaluated."""
-
-    value: float | None
-    reason: str | None = None
-    details: Mapping[str, JsonValue] = field(default_factory=dict)
-
-
-@dataclass(slots=True, kw_only=True)
-class CriterionResult:
-    """A score with its status, as reported and exported."""
-
-    criterion: str
-    version: str
-    score: float | None
-    status: EvalStatus
-    threshold: float | None
-    reason: str | None = None
-    details: Mapping[str, JsonValue] = field(default_factory=dict)
-
-
-def combine_statuses(statuses: Sequence[EvalStatus]) -> EvalStatus:
-    """A case's overall status from its criteria's statuses, as ADK combines them.
-
-    Any failed → failed; else any passed → passed; else not evaluated. Informational
-    statuses do not count.
-    """
-    judged = [s for s in statuses if s != "informational"]
-    if "failed" in judged:
-        return "failed"
-    return "passed" if "passed" in judged else "not_evaluated"
-
-
-def status_for(score: float | None, threshold: float | None, *, informational: bool) -> EvalStatus:
-    """ADK's status rule: informational never judges; ``>=`` passes; None is not evaluated."""
-    if informational:
-        return "informational"
-    if score is None or threshold is None:
-        return "not_evaluated"
-    return "passed" if score >= threshold else "failed"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,8 +97,7 @@ class Criterion(ABC):
 
     def aggregate(self, results: Sequence[CriterionResult]) -> float | None:
         """Case score from per-invocation results: their mean, ``None`` scores skipped."""
-        values = [r.score for r in results if r.score is not None]
-        return sum(values) / len(values) if values else None
+        return mean_score(results)
 
     def case_result(self, results: Sequence[CriterionResult]) -> tuple[float | None, EvalStatus]:
         """The case score (:meth:`aggregate`) and its status against the threshold."""
