@@ -53,52 +53,46 @@ def test_the_list_names_existing_modules_once_in_order() -> None:
         assert not path.endswith("__init__.py")  # a package's __init__ stays Python
 
 
-@pytest.mark.parametrize("path", LISTED)
-def test_a_compiled_module_defines_no_class_with_class_keywords(path: str) -> None:
-    """mypyc drops a class statement's keywords (python/mypy#21938): compiled, a msgspec
-    Struct would silently lose ``kw_only``, ``frozen`` or ``forbid_unknown_fields``. Such
-    classes live in modules that stay Python (conventions/records.py, chat.py...)."""
-    tree = ast.parse((ROOT / "src" / path).read_text(encoding="utf-8"))
-    offenders = [
-        f"{node.name} (line {node.lineno})"
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ClassDef) and node.keywords
-    ]
-    assert not offenders, f"{path}: class keywords would be dropped: {offenders}"
+def _nodes(path: str) -> list[ast.AST]:
+    return list(ast.walk(ast.parse((ROOT / "src" / path).read_text(encoding="utf-8"))))
 
 
-@pytest.mark.parametrize("path", LISTED)
-def test_a_compiled_module_lower_cases_with_cpythons_method(path: str) -> None:
-    """mypyc's ``str.lower`` (Python < 3.13) maps character by character and misses the
-    final-sigma rule: compiled, ``"ΣΑΣ".lower()`` is ``"σασ"``, not ``"σας"``. Compiled
-    modules call ``tracescore.unicode_case.lower`` (``str.lower`` through a name)."""
-    tree = ast.parse((ROOT / "src" / path).read_text(encoding="utf-8"))
-    calls = [
-        node.lineno
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
+def _is_lower(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "lower"
-    ]
-    assert not calls, f"{path}: .lower() on lines {calls}"
+    )
+
+
+def _is_sum_of_generator(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "sum"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.GeneratorExp)
+    )
 
 
 @pytest.mark.parametrize("path", LISTED)
-def test_a_compiled_module_sums_no_generator(path: str) -> None:
-    """mypyc compiles ``sum(<generator>)`` to its own left-to-right ``+``, where CPython
-    3.12+ sums floats with compensation: the same source would score differently in
-    the last bits once compiled. ``sum`` of a list calls CPython's."""
-    tree = ast.parse((ROOT / "src" / path).read_text(encoding="utf-8"))
-    calls = [
-        node.lineno
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "sum"
-        and node.args
-        and isinstance(node.args[0], ast.GeneratorExp)
-    ]
-    assert not calls, f"{path}: sum(<generator>) on lines {calls}"
+def test_a_compiled_module_avoids_what_mypyc_compiles_differently(path: str) -> None:
+    """Three constructs mean something else once compiled, so compiled modules avoid them:
+
+    * a class statement's keywords: mypyc drops them (python/mypy#21938), so a msgspec
+      Struct would silently lose ``kw_only``, ``frozen`` or ``forbid_unknown_fields``;
+      such classes live in modules that stay Python (conventions/records.py, chat.py...);
+    * ``text.lower()``: mypyc's (Python < 3.13) maps character by character and misses
+      the final-sigma rule (``"ΣΑΣ"`` gives ``"σασ"``, not ``"σας"``); compiled modules
+      call ``tracescore.unicode_case.lower``, ``str.lower`` through a name;
+    * ``sum(<generator>)``: mypyc's own left-to-right ``+``, where CPython 3.12+ sums
+      floats with compensation; ``sum`` of a list calls CPython's.
+    """
+    nodes = _nodes(path)
+    keywords = [n.name for n in nodes if isinstance(n, ast.ClassDef) and n.keywords]
+    lowers = [getattr(n, "lineno", 0) for n in nodes if _is_lower(n)]
+    sums = [getattr(n, "lineno", 0) for n in nodes if _is_sum_of_generator(n)]
+    assert (keywords, lowers, sums) == ([], [], []), path
 
 
 def test_roles_lower_case_as_cpython_does() -> None:
