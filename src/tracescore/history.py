@@ -27,8 +27,8 @@ from tracescore.conventions.base import ConventionReader, Found
 from tracescore.conventions.messages import JsonValue, Message
 from tracescore.conventions.registry import all_found, first_found
 from tracescore.model import ToolCall
-from tracescore.tool_calls import ModelReply, failed_with
-from tracescore.trace_tree import AgentRun, LlmStep
+from tracescore.run_records import AgentRun, LlmStep, ModelReply
+from tracescore.tool_calls import failed_with
 
 __all__ = [
     "framework_answer",

@@ -18,7 +18,7 @@ from tracescore.conventions.base import ConventionReader, SpanView
 from tracescore.conventions.messages import JsonValue
 from tracescore.conventions.registry import first_found
 from tracescore.model import AgentGrounding
-from tracescore.trace_tree import AgentRun, LlmStep
+from tracescore.run_records import AgentRun, LlmStep
 
 __all__ = ["NO_CONTEXT", "ModelContext", "read_model_context"]
 

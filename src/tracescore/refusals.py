@@ -46,8 +46,8 @@ from tracescore.conventions.base import ConventionReader
 from tracescore.conventions.messages import JsonValue
 from tracescore.conventions.registry import first_found
 from tracescore.model import ToolCall
+from tracescore.run_records import AgentRun, LlmStep
 from tracescore.tool_calls import failed_with
-from tracescore.trace_tree import AgentRun, LlmStep
 
 __all__ = ["output_tools", "refusals_failed", "refused", "step_failures", "validation_errors"]
 

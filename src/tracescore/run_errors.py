@@ -67,9 +67,9 @@ from tracescore.conventions.adk import CONFIRMATION_PENDING, awaits_long_running
 from tracescore.conventions.openai_agents import held_for_approval
 from tracescore.conventions.registry import paused_for, stopped_by
 from tracescore.model import ToolCall
+from tracescore.run_records import AgentRun, LlmStep
 from tracescore.spans import STATUS_ERROR
 from tracescore.tool_calls import UNNAMED_ERROR, span_error
-from tracescore.trace_tree import AgentRun, LlmStep
 
 __all__ = ["UNFINISHED", "is_pause", "pause", "run_error"]
 

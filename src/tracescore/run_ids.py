@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tracescore.response_chains import CONVERSATION_KEY, is_response_id, response_chain
+from tracescore.run_records import AgentRun
 from tracescore.spans import SpanRecord
-from tracescore.trace_tree import AgentRun
 
 __all__ = ["CONVERSATION_KEYS", "RunIds", "run_ids"]
 

@@ -16,12 +16,9 @@ from collections.abc import Sequence, Set
 from dataclasses import replace
 from typing import Final
 
-from msgspec import Struct
-
 from tracescore.conventions.base import ConventionReader, SpanView
 from tracescore.conventions.messages import (
     JsonValue,
-    Message,
     ToolCallPart,
     ToolResultPart,
     parse_arguments,
@@ -29,13 +26,11 @@ from tracescore.conventions.messages import (
 from tracescore.conventions.openai_agents import error_text
 from tracescore.conventions.registry import first_found, merged_tool_io
 from tracescore.model import ToolCall
+from tracescore.run_records import Execution, LlmStep, ModelReply
 from tracescore.spans import STATUS_ERROR, SpanRecord
-from tracescore.trace_tree import LlmStep
 
 __all__ = [
     "UNNAMED_ERROR",
-    "Execution",
-    "ModelReply",
     "call_from_execution",
     "execution",
     "failed_with",
@@ -45,31 +40,6 @@ __all__ = [
 
 #: Call ids that identify nothing (ADK writes this when a tool raised).
 _NO_IDS = frozenset({None, "", "<not specified>"})
-
-
-class ModelReply(Struct):
-    """One model response of the run, with the agent that produced it."""
-
-    agent: str | None
-    message: Message
-    source: str
-    #: Index of the model-call step it came from; None when read from a run history.
-    step: int | None = None
-    #: For history responses: the tool results that follow it in the history.
-    results: list[ToolResultPart] | None = None
-
-
-class Execution(Struct):
-    """What one tool-execution span says, and whether a call was joined to it yet."""
-
-    name: str
-    call_id: str | None
-    args: JsonValue
-    result: JsonValue
-    error: str | None
-    agent: str | None
-    span: SpanRecord
-    used: bool = False
 
 
 #: What :func:`span_error` says of a span that failed without saying why.

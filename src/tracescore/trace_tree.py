@@ -39,59 +39,15 @@ from itertools import repeat
 from operator import attrgetter
 from typing import Final
 
-from msgspec import Struct
-
 from tracescore.conventions import smolagents
 from tracescore.conventions.base import SpanView, StepKind
 from tracescore.conventions.registry import agent_name, classify
+from tracescore.run_records import AgentRun, LlmStep, ToolStep
 from tracescore.spans import LogRecord, SpanRecord
 
-__all__ = ["AgentRun", "LlmStep", "ToolStep", "split_runs"]
+__all__ = ["split_runs"]
 
 _AGENTISH: frozenset[StepKind] = frozenset({"invocation", "workflow", "agent"})
-
-
-class LlmStep(Struct):
-    """One model call: its span view, views of nested spans of the same call, its agent."""
-
-    view: SpanView
-    agent: str | None
-    nested: list[SpanView] = []
-    #: The agent's reading of the reply (a ``parse`` span beside the call), if traced.
-    parse: SpanView | None = None
-
-    @property
-    def views(self) -> list[SpanView]:
-        """The outer view first, then the nested ones."""
-        return [self.view, *self.nested]
-
-
-class ToolStep(Struct):
-    """One tool execution span, the agent that ran it, and the tool spans inside it.
-
-    Those are the same call recorded again by the layers under the tool (an MCP SDK's
-    client and server spans), or tools the tool called: never calls of their own.
-    """
-
-    view: SpanView
-    agent: str | None
-    nested: list[SpanRecord] = []
-
-
-class AgentRun(Struct):
-    """The spans of one agent run, sorted into steps (in tree order; sort by start later)."""
-
-    root: SpanRecord
-    #: The tool span this run was called from, for agents used as tools (else None).
-    parent_tool: SpanRecord | None = None
-    spans: list[SpanRecord] = []
-    llm_steps: list[LlmStep] = []
-    tool_steps: list[ToolStep] = []
-    agent_views: list[SpanView] = []
-    agents: list[str] = []
-    #: Retrieval spans outside tools (a retriever's own nested spans included), in tree
-    #: order: what they found is context the run's model was given.
-    retrievals: list[SpanView] = []
 
 
 #: What a span inherits from its ancestors: its run, agent, enclosing tool and model call.

@@ -51,15 +51,10 @@ from tracescore.model_context import NO_CONTEXT, read_model_context
 from tracescore.refusals import output_tools, refusals_failed, step_failures
 from tracescore.run_errors import is_pause, pause, run_error
 from tracescore.run_ids import run_ids
+from tracescore.run_records import AgentRun, Execution, LlmStep, ModelReply
 from tracescore.spans import STATUS_ERROR, LogRecord, SpanRecord
-from tracescore.tool_calls import (
-    Execution,
-    ModelReply,
-    call_from_execution,
-    execution,
-    join_calls,
-)
-from tracescore.trace_tree import AgentRun, LlmStep, split_runs
+from tracescore.tool_calls import call_from_execution, execution, join_calls
+from tracescore.trace_tree import split_runs
 from tracescore.user_turn import user_text
 
 __all__ = ["build_invocations"]

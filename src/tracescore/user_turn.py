@@ -16,7 +16,7 @@ from tracescore.conventions.base import ConventionReader, Found, SpanView
 from tracescore.conventions.messages import Message
 from tracescore.conventions.registry import all_found, classify, first_found
 from tracescore.history import last_user_text, run_start
-from tracescore.trace_tree import AgentRun, LlmStep
+from tracescore.run_records import AgentRun, LlmStep
 
 __all__ = ["user_text"]
 

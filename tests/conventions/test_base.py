@@ -8,8 +8,8 @@ from msgspec.structs import replace
 
 from tracescore.conventions.base import Found, SpanView
 from tracescore.conventions.messages import Message, TextPart, ToolCallPart
+from tracescore.run_records import AgentRun, LlmStep, ToolStep
 from tracescore.spans import SpanRecord
-from tracescore.trace_tree import AgentRun, LlmStep, ToolStep
 
 
 def _span(span_id: str) -> SpanRecord:

@@ -36,7 +36,7 @@ from tracescore.trajectory import build_invocations
 
 if TYPE_CHECKING:
     from tracescore.model import ToolCall
-    from tracescore.tool_calls import Execution
+    from tracescore.run_records import Execution
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 ORIGIN = Origin("f.jsonl", 1)
@@ -354,7 +354,7 @@ def _reference_with_unmatched(
 
 
 def _execution(i: int, start: int) -> Execution:
-    from tracescore.tool_calls import Execution
+    from tracescore.run_records import Execution
 
     span = SpanRecord(
         trace_id="c" * 32,

@@ -401,7 +401,8 @@ class GenAILegacyEvents(ConventionReader):
 
         This is how Strands records tool executions without ``gen_ai_latest_experimental``.
         """
-        args = result = None
+        args: Found[JsonValue] | None = None
+        result: Found[JsonValue] | None = None
         call_id = None
         for origin, event, payload in self._payloads(view):
             if event == "gen_ai.tool.message" and args is None:

@@ -91,9 +91,13 @@ def managed_call(span: SpanRecord) -> ToolIO:
     the agent, and no reply does.
     """
     output = span.attributes.get("output.value")
-    result = Found(cast(JsonValue, output), "output.value") if isinstance(output, str) else None
+    result: Found[JsonValue] | None = (
+        Found(cast(JsonValue, output), "output.value") if isinstance(output, str) else None
+    )
     task = managed_task(span)
-    args = None if task is None else Found(cast(JsonValue, {"task": task}), "input.value")
+    args: Found[JsonValue] | None = (
+        None if task is None else Found(cast(JsonValue, {"task": task}), "input.value")
+    )
     name = span.name.removesuffix(RUN_SUFFIX) or None
     return ToolIO(name=name, call_id=None, args=args, result=result)
 

@@ -349,7 +349,9 @@ class Traceloop(ConventionReader):
         args = parse_content(view, attrs.get(_TOOL_ARGUMENTS), _TOOL_ARGUMENTS)
         if args is not None:
             args = Found(llama_index.without_context(args.value), args.source, args.truncated)
-        call_id = result = error = None
+        call_id: str | None = None
+        result: Found[JsonValue] | None = None
+        error: str | None = None
         output = self._entity(view, ENTITY_OUTPUT)
         found = None if output is None else llama_index.tool_call_result(output.value)
         if output is not None and found is not None:
