@@ -7,12 +7,13 @@ import runs ~15% faster for it (docs/performance.md, *Compiled modules*).
 
 What it does, for a regular wheel (``pip install .``, ``pip wheel .``):
 
-* copies ``src/tracescore`` (Python files only) to a temporary directory, so that the
-  source tree never holds build output: a stale extension module beside its ``.py``
-  would shadow later edits;
+* copies ``src/tracescore`` (no bytecode, no extension modules) to a temporary
+  directory, so that the source tree never holds build output: a stale extension
+  module beside its ``.py`` would shadow later edits;
 * runs mypyc's setuptools build there, in a child process, on the modules that
   ``[tool.hatch.build.targets.wheel.hooks.custom] compile`` lists; they share one
-  extension library, ``tracescore/_compiled__mypyc...so``;
+  extension library, ``tracescore/_compiled__mypyc...so``. No installed package is read
+  for types, so the code is the same whatever environment installs it;
 * adds the extension modules to the wheel beside their ``.py`` files (Python imports an
   extension module before a source file of the same name) and tags the wheel for the
   interpreter that built it.
@@ -20,8 +21,9 @@ What it does, for a regular wheel (``pip install .``, ``pip wheel .``):
 Editable installs (``pip install -e .``) stay pure Python, as does every build with
 ``TRACESCORE_PURE_PYTHON=1``. When compiling fails (no C compiler, say), the wheel is
 built pure Python with a warning, unless ``TRACESCORE_REQUIRE_COMPILED=1`` asks for the
-failure instead (CI and the container image set it). ``tracescore.compiled`` tells, at
-run time, which modules are compiled.
+failure instead (CI and the container image set it). At run time,
+:mod:`tracescore.build_info` (and ``tracescore --version``) tells which modules are
+compiled.
 """
 
 from __future__ import annotations
