@@ -6,8 +6,10 @@
   (:func:`mean_score`, what :meth:`Criterion.aggregate` returns unless a criterion pools
   otherwise), and a case's overall status combines its criteria's (:func:`combine_statuses`).
 
-Compiled with mypyc (``hatch_build.py``): a replay applies these once per criterion and
-invocation, and again per case.
+A replay applies these once per criterion and invocation, and again per case. The
+module stays interpreted, though the scoring loop that calls it is compiled: users'
+criteria call it too, with any number Python compares (a ``Decimal`` from an own
+``aggregate``), which a compiled ``float`` parameter would refuse.
 """
 
 from __future__ import annotations
@@ -41,10 +43,6 @@ def status_for(score: float | None, threshold: float | None, *, informational: b
 
 
 def mean_score(results: Sequence[CriterionResult]) -> float | None:
-    """The mean of the results' scores that are not ``None``; ``None`` when none is.
-
-    Summed by CPython's ``sum`` over a list, as it always was (compiled, a sum over a
-    generator would be mypyc's own loop, not CPython's float summation).
-    """
+    """The mean of the results' scores that are not ``None``; ``None`` when none is."""
     values = [r.score for r in results if r.score is not None]
     return sum(values) / len(values) if values else None
