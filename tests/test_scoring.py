@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from tracescore.criteria.base import Criterion, CriterionResult, EvalContext, EvalStatus, Score
 from tracescore.criteria.efficiency import ToolCallCount
@@ -170,3 +172,49 @@ def test_a_criterion_s_own_case_result_is_used_and_the_default_is_case_result_s(
     ]
     assert [(c.score, c.status) for c in case.criteria[:2]] == [(2 / 3, "passed"), (0.0, "failed")]
     assert case.status == "failed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class _OwnMean(ToolTrajectoryAvgScore):
+    """Pools the per-invocation scores as ``pool`` says: what a user's aggregate may give."""
+
+    name = "own_mean"
+    pool: str = "decimal"
+
+    def aggregate(self, results: Sequence[CriterionResult]) -> float | None:
+        scores = [r.score for r in results if r.score is not None]
+        pooled: object
+        if self.pool == "decimal":
+            pooled = sum((Decimal(str(s)) for s in scores), Decimal(0)) / len(scores)
+        elif self.pool == "nan":
+            pooled = math.nan
+        elif self.pool == "text":
+            pooled = "half"
+        else:
+            raise ZeroDivisionError("no scores")
+        return pooled  # type: ignore[return-value]
+
+
+def _own_summary(pool: str) -> tuple[object, str]:
+    runs = [
+        run("r1", "Weather in Paris?", "Paris", "It is sunny in Paris"),
+        run("r2", "weather in PARIS?", "Lyon", "It is sunny in Paris"),
+    ]
+    criteria = (_OwnMean(threshold=0.5, pool=pool), ToolCallCount())
+    [case] = summarize_cases(score_conversations(runs, criteria, match=match), criteria)
+    own, count = case.criteria
+    assert (count.criterion, count.status) == ("tool_call_count_v1", "informational")
+    return own.score, own.status
+
+
+def test_a_criterion_s_own_aggregate_may_pool_in_any_real_number() -> None:
+    """A Decimal (numpy, fractions) case score becomes a float: compiled code downstream
+    takes only floats, and refused it with a TypeError that crashed the summary."""
+    score, status = _own_summary("decimal")
+    assert type(score) is float
+    assert (score, status) == (0.5, "passed")
+
+
+def test_a_broken_own_aggregate_is_not_evaluated_for_the_case_and_costs_nothing_else() -> None:
+    for pool in ("nan", "text", "raise"):
+        assert _own_summary(pool) == (None, "not_evaluated"), pool

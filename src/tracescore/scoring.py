@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Literal
 
 from tracescore.criteria import Criterion, CriterionResult, EvalContext, combine_statuses
 from tracescore.criteria.aggregation import mean_score, status_for
-from tracescore.criteria.base import NO_GOLDEN, EvalStatus
+from tracescore.criteria.base import NO_GOLDEN, EvalStatus, checked_case_result
 from tracescore.exceptions import JudgeError
 from tracescore.goldens.cases import GoldenCase
 from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
@@ -426,7 +426,7 @@ def summarize_cases(
                 score = mean_score(per_inv)
                 status = status_for(score, threshold, informational=informational)
             else:
-                score, status = crit.case_result(per_inv)
+                score, status = checked_case_result(crit, per_inv)
             statuses.append(status)
             summaries.append(
                 CriterionSummary(criterion=name, score=score, status=status, threshold=threshold)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 
@@ -135,6 +137,8 @@ def test_a_bad_score_is_not_evaluated_with_the_reason(value: object, reason: str
         (0, "failed", 0.0),
         (3, "passed", 3.0),
         (Numpyish(0.25), "failed", 0.25),
+        (Fraction(3, 4), "passed", 0.75),
+        (Decimal("0.5"), "passed", 0.5),
     ],
 )
 def test_numbers_of_other_types_become_floats(value: object, status: str, score: float) -> None:

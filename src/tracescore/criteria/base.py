@@ -20,6 +20,7 @@ Built-ins register exactly like a user's own criterion (:mod:`.registry`).
 
 from __future__ import annotations
 
+import decimal
 import logging
 import math
 import numbers
@@ -38,6 +39,7 @@ __all__ = [
     "EvalContext",
     "EvalStatus",
     "Score",
+    "checked_case_result",
     "combine_statuses",
     "criterion_error",
     "status_for",
@@ -145,6 +147,39 @@ def criterion_error(name: str, exc: Exception) -> Score:
     return Score(value=None, reason=f"criterion error: {kind}: {exc}")
 
 
+def checked_case_result(
+    criterion: Criterion, results: Sequence[CriterionResult]
+) -> tuple[float | None, EvalStatus]:
+    """``criterion.case_result(results)``, its score made a float as ``_checked`` does.
+
+    A user's own ``aggregate`` may pool in Decimal, numpy or fractions: any finite real
+    number becomes a float (compiled code downstream accepts only floats). Anything else,
+    NaN, infinities, or an exception, is NOT_EVALUATED for the case, logged once.
+    """
+    name = criterion.name
+    try:
+        outcome: object = criterion.case_result(results)
+    except Exception as exc:  # a user's aggregation must not cost the other criteria
+        criterion_error(name, exc)
+        return None, "not_evaluated"
+    if not isinstance(outcome, tuple) or len(outcome) != 2 or outcome[1] not in _STATUSES:
+        _log_once(name, "bad case result", f"case_result() returned {outcome!r}")
+        return None, "not_evaluated"
+    value, status = outcome
+    if value is None or (type(value) is float and math.isfinite(value)):
+        return value, status
+    if isinstance(value, _NUMBERS) and math.isfinite(number := float(value)):
+        return number, status
+    _log_once(name, "bad case score", f"case score {value!r} is not a finite number")
+    return None, "not_evaluated"
+
+
+# Decimal is no numbers.Real (it refuses to mix with floats), but it is a number a user's
+# criterion may well compute in.
+_NUMBERS: Final = (numbers.Real, decimal.Decimal)
+_STATUSES: Final = frozenset(("passed", "failed", "not_evaluated", "informational"))
+
+
 def _checked(name: str, score: object) -> Score:
     """``score`` with a float value, or NOT_EVALUATED saying what the criterion got wrong.
 
@@ -158,7 +193,7 @@ def _checked(name: str, score: object) -> Score:
         _log_once(name, "not a Score", problem)
         return Score(value=None, reason=f"criterion error: {problem}")
     value: object = score.value  # annotated float | None; a user's code may put anything
-    if isinstance(value, numbers.Real):  # bool, int, fractions, numpy scalars
+    if isinstance(value, _NUMBERS):  # bool, int, fractions, numpy scalars, Decimal
         number = float(value)
         if math.isfinite(number):
             return Score(value=number, reason=score.reason, details=score.details)
