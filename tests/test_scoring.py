@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 
 from tracescore.criteria.base import Criterion, CriterionResult, EvalContext, EvalStatus, Score
 from tracescore.criteria.efficiency import ToolCallCount
@@ -190,6 +191,10 @@ class _OwnMean(ToolTrajectoryAvgScore):
             pooled = math.nan
         elif self.pool == "text":
             pooled = "half"
+        elif self.pool == "signalling":
+            pooled = Decimal("sNaN")
+        elif self.pool == "huge":
+            pooled = Fraction(10**400)
         else:
             raise ZeroDivisionError("no scores")
         return pooled  # type: ignore[return-value]
@@ -216,5 +221,30 @@ def test_a_criterion_s_own_aggregate_may_pool_in_any_real_number() -> None:
 
 
 def test_a_broken_own_aggregate_is_not_evaluated_for_the_case_and_costs_nothing_else() -> None:
-    for pool in ("nan", "text", "raise"):
+    for pool in ("nan", "text", "signalling", "huge", "raise"):
         assert _own_summary(pool) == (None, "not_evaluated"), pool
+
+
+@dataclass(frozen=True, kw_only=True)
+class _OwnCaseResult(ToolTrajectoryAvgScore):
+    """A case_result that gives what it is told to: a user's bug, in its shapes."""
+
+    name = "own_case_result"
+    outcome: object = None
+
+    def case_result(self, results: Sequence[CriterionResult]) -> tuple[float | None, EvalStatus]:
+        return self.outcome  # type: ignore[return-value]
+
+
+def test_a_case_result_of_the_wrong_shape_is_not_evaluated_for_the_case() -> None:
+    runs = [run("r1", "Weather in Paris?", "Paris", "It is sunny in Paris")]
+    for outcome in ((0.5, ["passed"]), (0.5, "great"), (0.5,), [0.5, "passed"], None):
+        criteria = (_OwnCaseResult(threshold=0.5, outcome=outcome), ToolCallCount())
+        [case] = summarize_cases(score_conversations(runs, criteria, match=match), criteria)
+        own, count = case.criteria
+        assert (own.score, own.status) == (None, "not_evaluated"), outcome
+        assert count.status == "informational"
+    one = (_OwnCaseResult(threshold=0.5, outcome=(1, "passed")),)
+    [case] = summarize_cases(score_conversations(runs, one, match=match), one)
+    [own] = case.criteria
+    assert (own.score, own.status, type(own.score)) == (1.0, "passed", float)

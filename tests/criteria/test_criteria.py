@@ -121,6 +121,14 @@ class Numpyish(float):
         (Score(value=float("-inf")), "criterion error: score -inf is not a finite number"),
         (Score(value="0.9"), "criterion error: score '0.9' is str, not a number"),  # type: ignore[arg-type]
         (Score(value=[1.0]), "criterion error: score [1.0] is list, not a number"),  # type: ignore[arg-type]
+        (
+            Score(value=Decimal("sNaN")),  # type: ignore[arg-type]
+            "criterion error: score Decimal('sNaN') is not a finite number",
+        ),
+        (
+            Score(value=10**400),
+            "criterion error: score 100000000000000000...0000000000000000000 is not a finite number",
+        ),
     ],
 )
 def test_a_bad_score_is_not_evaluated_with_the_reason(value: object, reason: str) -> None:

@@ -24,6 +24,7 @@ import decimal
 import logging
 import math
 import numbers
+import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -162,15 +163,20 @@ def checked_case_result(
     except Exception as exc:  # a user's aggregation must not cost the other criteria
         criterion_error(name, exc)
         return None, "not_evaluated"
-    if not isinstance(outcome, tuple) or len(outcome) != 2 or outcome[1] not in _STATUSES:
+    if not (
+        isinstance(outcome, tuple)
+        and len(outcome) == 2
+        and isinstance(outcome[1], str)
+        and outcome[1] in _STATUSES
+    ):
         _log_once(name, "bad case result", f"case_result() returned {outcome!r}")
         return None, "not_evaluated"
     value, status = outcome
     if value is None or (type(value) is float and math.isfinite(value)):
         return value, status
-    if isinstance(value, _NUMBERS) and math.isfinite(number := float(value)):
+    if isinstance(value, _NUMBERS) and math.isfinite(number := _as_float(value)):
         return number, status
-    _log_once(name, "bad case score", f"case score {value!r} is not a finite number")
+    _log_once(name, "bad case score", f"case score {reprlib.repr(value)} is not a finite number")
     return None, "not_evaluated"
 
 
@@ -178,6 +184,18 @@ def checked_case_result(
 # criterion may well compute in.
 _NUMBERS: Final = (numbers.Real, decimal.Decimal)
 _STATUSES: Final = frozenset(("passed", "failed", "not_evaluated", "informational"))
+
+
+def _as_float(value: numbers.Real | decimal.Decimal) -> float:
+    """``float(value)``, or NaN where Python refuses it.
+
+    A signalling Decimal NaN raises ValueError, a Fraction or int beyond the float range
+    OverflowError: both are a criterion's bad number, not an error of tracescore.
+    """
+    try:
+        return float(value)
+    except (ValueError, OverflowError):
+        return math.nan
 
 
 def _checked(name: str, score: object) -> Score:
@@ -194,10 +212,10 @@ def _checked(name: str, score: object) -> Score:
         return Score(value=None, reason=f"criterion error: {problem}")
     value: object = score.value  # annotated float | None; a user's code may put anything
     if isinstance(value, _NUMBERS):  # bool, int, fractions, numpy scalars, Decimal
-        number = float(value)
+        number = _as_float(value)
         if math.isfinite(number):
             return Score(value=number, reason=score.reason, details=score.details)
-        problem = f"score {number} is not a finite number"
+        problem = f"score {reprlib.repr(value)} is not a finite number"
     else:
         problem = f"score {value!r} is {type(value).__name__}, not a number"
     _log_once(name, "bad value", problem)
