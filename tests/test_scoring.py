@@ -248,3 +248,30 @@ def test_a_case_result_of_the_wrong_shape_is_not_evaluated_for_the_case() -> Non
     [case] = summarize_cases(score_conversations(runs, one, match=match), one)
     [own] = case.criteria
     assert (own.score, own.status, type(own.score)) == (1.0, "passed", float)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LooseScore(Criterion):
+    """Returns a Score whose reason and details ignore their annotations."""
+
+    name = "loose_score"
+    reason: object = None
+    details: object = None
+
+    def score(self, ctx: EvalContext) -> Score:
+        return Score(value=1.0, reason=self.reason, details=self.details)  # type: ignore[arg-type]
+
+
+def test_a_score_with_a_reason_or_details_of_another_type_is_not_evaluated() -> None:
+    """Compiled, the outcome's reasons are read as str: an int reason was a TypeError
+    that stopped the whole replay."""
+    runs = [run("r1", "Weather in Paris?", "Paris", "It is sunny in Paris")]
+    for loose in (_LooseScore(reason=123, details={}), _LooseScore(details=["x"])):
+        criteria = (loose, ToolCallCount())
+        [res] = score_conversations(runs, criteria, match=match)
+        own, count = res.results
+        assert own.status == "not_evaluated"
+        assert (own.reason or "").startswith("criterion error: ")
+        assert count.status == "informational"
+        [case] = summarize_cases([res], criteria)
+        assert case.criteria[0].status == "not_evaluated"

@@ -7,6 +7,7 @@ import pickle
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from types import MappingProxyType
 
 import pytest
 
@@ -124,6 +125,22 @@ class Numpyish(float):
         (
             Score(value=Decimal("sNaN")),  # type: ignore[arg-type]
             "criterion error: score Decimal('sNaN') is not a finite number",
+        ),
+        (
+            Score(value=1.0, reason=123),  # type: ignore[arg-type]
+            "criterion error: reason 123 is int, not a str",
+        ),
+        (
+            Score(value=None, reason=b"why"),  # type: ignore[arg-type]
+            "criterion error: reason b'why' is bytes, not a str",
+        ),
+        (
+            Score(value=1.0, details=["x"]),  # type: ignore[arg-type]
+            "criterion error: details ['x'] is list, not a mapping",
+        ),
+        (
+            Score(value=1.0, details=None),  # type: ignore[arg-type]
+            "criterion error: details None is NoneType, not a mapping",
         ),
         (
             Score(value=10**400),
@@ -390,3 +407,48 @@ def test_what_cannot_be_a_criterion_is_refused_at_registration(
     assert message in str(err.value)
     # An empty name once made every later name look taken (its lookup matched "").
     register_criterion(defined("registered_after_a_refusal_for_test"))
+
+
+class _Why(str):
+    """A str subclass, as an enum's str mixin or a markup string is."""
+
+
+def test_a_str_subclass_reason_and_a_read_only_mapping_keep_the_score() -> None:
+    details = MappingProxyType({"k": 1})
+    result = returning(Score(value=0.75, reason=_Why("ok"), details=details)).evaluate(
+        EvalContext(actual=inv())
+    )
+    assert (result.status, result.score, result.reason) == ("passed", 0.75, "ok")
+    assert type(result.details) is dict
+    assert result.details == {"k": 1}
+    none = returning(Score(value=None, reason="no answer", details=details)).evaluate(
+        EvalContext(actual=inv())
+    )
+    assert (none.status, none.score, none.reason, none.details) == (
+        "not_evaluated",
+        None,
+        "no answer",
+        {"k": 1},
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [(1, 1.0), (Decimal("0.5"), 0.5), (Fraction(3, 4), 0.75), (Numpyish(0.5), 0.5)],
+)
+def test_a_threshold_of_any_real_number_becomes_a_float(given: float, kept: float) -> None:
+    kind = type(returning(Score(value=0.6)))
+    made = kind(threshold=given)
+    assert (made.threshold, type(made.threshold)) == (kept, float)
+    assert made.evaluate(EvalContext(actual=inv())).status == (
+        "passed" if kept <= 0.6 else "failed"
+    )
+
+
+@pytest.mark.parametrize("given", ["0.5", Decimal("sNaN"), 10**400, [0.5]])
+def test_a_threshold_that_is_no_number_is_a_config_error(given: float) -> None:
+    kind = type(returning(Score(value=0.6), name="strict_for_test"))
+    with pytest.raises(
+        ConfigError, match=r"criterion strict_for_test: threshold .* is not a number"
+    ):
+        kind(threshold=given)

@@ -26,12 +26,13 @@ import math
 import numbers
 import reprlib
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from tracescore.criteria.aggregation import combine_statuses, mean_score, status_for
 from tracescore.criteria.results import NO_GOLDEN, CriterionResult, EvalContext, EvalStatus, Score
+from tracescore.exceptions import ConfigError
 
 __all__ = [
     "NO_GOLDEN",
@@ -80,6 +81,31 @@ class Criterion(ABC):
 
     threshold: float | None = None
 
+    def __post_init__(self) -> None:
+        """Make the threshold a float (compiled code reads it as one) or refuse it.
+
+        Infinities and NaN stay, as ADK's config reads them (``"inf"``, ``"nan"``).
+        A subclass with its own ``__post_init__`` calls this one.
+
+        Raises:
+            ConfigError: The threshold is not a real number a float can hold (a user's
+                mistake in Python; a config file's thresholds are checked before).
+
+        """
+        threshold: object = self.threshold
+        if threshold is None or type(threshold) is float:
+            return
+        if isinstance(threshold, float):  # a subclass (numpy.float64): its NaN kept too
+            number = float(threshold)
+        else:
+            number = _as_float(threshold) if isinstance(threshold, _NUMBERS) else math.nan
+            if math.isnan(number):  # not a number, or one no float holds (a signalling NaN)
+                raise ConfigError(
+                    f"criterion {getattr(self, 'name', type(self).__name__)}: threshold "
+                    f"{reprlib.repr(threshold)} is not a number (a float, or None)"
+                )
+        object.__setattr__(self, "threshold", number)  # frozen: as dataclass itself sets it
+
     @abstractmethod
     def score(self, ctx: EvalContext) -> Score:
         """Rate one invocation. May raise: :meth:`evaluate` turns errors into data."""
@@ -109,9 +135,14 @@ class Criterion(ABC):
 
     def _result(self, score: Score) -> CriterionResult:
         # One subtraction tells a finite float (x - x == 0.0) from NaN and infinities; the
-        # rest (another type, or not a Score at all) is a criterion's bug, made data here.
-        if not isinstance(score, Score) or (
-            (value := score.value) is not None and (type(value) is not float or value - value)
+        # rest (another type, or not a Score at all) is a criterion's bug, made data here,
+        # as are a reason that is no str and details that are no dict: compiled code
+        # downstream reads them as such.
+        if (
+            not isinstance(score, Score)
+            or ((value := score.value) is not None and (type(value) is not float or value - value))
+            or ((reason := score.reason) is not None and type(reason) is not str)
+            or type(score.details) is not dict
         ):
             score = _checked(self.name, score)
         # CriterionResult(criterion=..., ...) with its fields stored one by one: the
@@ -204,19 +235,34 @@ def _checked(name: str, score: object) -> Score:
     Built-ins always return finite floats; a user's criterion may return a bare number,
     an int, a numpy scalar, NaN, or a Score whose value is a string. Numbers become
     floats. NaN, infinities and anything else are a criterion error, as an exception in
-    ``score`` is: a NaN would fail every threshold silently and poison the means.
+    ``score`` is: a NaN would fail every threshold silently and poison the means. So are
+    a reason that is not a str and details that are not a mapping (other mappings
+    become dicts).
     """
     if not isinstance(score, Score):
         problem = f"score() returned {type(score).__name__}, not a Score"
         _log_once(name, "not a Score", problem)
         return Score(value=None, reason=f"criterion error: {problem}")
+    reason: object = score.reason  # annotated too, and as loosely kept
+    if reason is not None and not isinstance(reason, str):
+        problem = f"reason {reprlib.repr(reason)} is {type(reason).__name__}, not a str"
+        _log_once(name, "bad reason", problem)
+        return Score(value=None, reason=f"criterion error: {problem}")
+    details: object = score.details
+    if not isinstance(details, Mapping):
+        problem = f"details {reprlib.repr(details)} is {type(details).__name__}, not a mapping"
+        _log_once(name, "bad details", problem)
+        return Score(value=None, reason=f"criterion error: {problem}")
+    details = dict(details)  # a read-only or custom mapping, as the sinks write dicts
     value: object = score.value  # annotated float | None; a user's code may put anything
+    if value is None:
+        return Score(value=None, reason=score.reason, details=details)
     if isinstance(value, _NUMBERS):  # bool, int, fractions, numpy scalars, Decimal
         number = _as_float(value)
         if math.isfinite(number):
-            return Score(value=number, reason=score.reason, details=score.details)
+            return Score(value=number, reason=score.reason, details=details)
         problem = f"score {reprlib.repr(value)} is not a finite number"
     else:
         problem = f"score {value!r} is {type(value).__name__}, not a number"
     _log_once(name, "bad value", problem)
-    return Score(value=None, reason=f"criterion error: {problem}", details=score.details)
+    return Score(value=None, reason=f"criterion error: {problem}", details=details)

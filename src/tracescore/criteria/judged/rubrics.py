@@ -140,6 +140,7 @@ class _RubricCriterion(JudgedCriterion):
     rubrics: tuple[RubricSpec, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         # Config hands rubrics over as ADK's JSON objects; accept both forms.
         parsed = tuple(
             r if isinstance(r, RubricSpec) else RubricSpec.parse(r, i)
