@@ -28,7 +28,7 @@ import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Final
+from typing import ClassVar, Final, get_args
 
 from tracescore.criteria.aggregation import combine_statuses, mean_score, status_for
 from tracescore.criteria.results import NO_GOLDEN, CriterionResult, EvalContext, EvalStatus, Score
@@ -203,9 +203,10 @@ def checked_case_result(
         _log_once(name, "bad case result", f"case_result() returned {outcome!r}")
         return None, "not_evaluated"
     value, status = outcome
-    if value is None or (type(value) is float and math.isfinite(value)):
-        return value, status
-    if isinstance(value, _NUMBERS) and math.isfinite(number := _as_float(value)):
+    if value is None:
+        return None, status
+    number = _finite_float(value)
+    if number is not None:
         return number, status
     _log_once(name, "bad case score", f"case score {reprlib.repr(value)} is not a finite number")
     return None, "not_evaluated"
@@ -214,7 +215,17 @@ def checked_case_result(
 # Decimal is no numbers.Real (it refuses to mix with floats), but it is a number a user's
 # criterion may well compute in.
 _NUMBERS: Final = (numbers.Real, decimal.Decimal)
-_STATUSES: Final = frozenset(("passed", "failed", "not_evaluated", "informational"))
+_STATUSES: Final = frozenset(get_args(EvalStatus))
+
+
+def _finite_float(value: object) -> float | None:
+    """``value`` as a float when it is a finite real number of any type, else None."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if isinstance(value, _NUMBERS):
+        number = _as_float(value)
+        return number if math.isfinite(number) else None
+    return None
 
 
 def _as_float(value: numbers.Real | decimal.Decimal) -> float:
@@ -257,10 +268,10 @@ def _checked(name: str, score: object) -> Score:
     value: object = score.value  # annotated float | None; a user's code may put anything
     if value is None:
         return Score(value=None, reason=score.reason, details=details)
-    if isinstance(value, _NUMBERS):  # bool, int, fractions, numpy scalars, Decimal
-        number = _as_float(value)
-        if math.isfinite(number):
-            return Score(value=number, reason=score.reason, details=details)
+    number = _finite_float(value)  # bool, int, fractions, numpy scalars, Decimal
+    if number is not None:
+        return Score(value=number, reason=score.reason, details=details)
+    if isinstance(value, _NUMBERS):
         problem = f"score {reprlib.repr(value)} is not a finite number"
     else:
         problem = f"score {value!r} is {type(value).__name__}, not a number"
