@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from tracescore.criteria import Criterion, CriterionResult, EvalContext, combine_statuses
-from tracescore.criteria.aggregation import mean_score, status_for
 from tracescore.criteria.base import NO_GOLDEN, EvalStatus, checked_case_result
+from tracescore.criteria.evaluators import Evaluator, float_status
 from tracescore.exceptions import JudgeError
 from tracescore.goldens.cases import GoldenCase
 from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
@@ -53,6 +53,7 @@ __all__ = [
     "InvocationResult",
     "Matcher",
     "Outcome",
+    "evaluators_for",
     "golden_matcher",
     "golden_turn",
     "match_nothing",
@@ -194,7 +195,8 @@ def score_conversations(
                 await client.backend.aclose()
 
         return asyncio.run(run())
-    return [_finish(p, p.sync_results(criteria)) for p in _plan(conversations, criteria, match)]
+    evaluators = evaluators_for(criteria)
+    return [_finish(p, p.sync_results(evaluators)) for p in _plan(conversations, criteria, match)]
 
 
 async def score_conversations_async(
@@ -215,7 +217,8 @@ async def score_conversations_async(
     planned = _plan(conversations, criteria, match)
     judged = [i for i, c in enumerate(criteria) if c.judged]
     slots = asyncio.Semaphore(max_pending or 2 * (judge.concurrency if judge else 1))
-    results = [p.sync_results(criteria) for p in planned]
+    evaluators = evaluators_for(criteria)
+    results = [p.sync_results(evaluators) for p in planned]
 
     async def run(p_index: int, c_index: int) -> None:
         planned_inv = planned[p_index]
@@ -246,13 +249,40 @@ class _Planned:
     why_not: str | None
     context: EvalContext | None  # None: not evaluable
 
-    def sync_results(self, criteria: Sequence[Criterion]) -> list[CriterionResult]:
+    def sync_results(self, evaluators: Sequence[Evaluator]) -> list[CriterionResult]:
         if self.context is None:
             reason = self.inv.reason or self.inv.reason_code or "not evaluable"
-            return [c.evaluate_not_evaluable(reason) for c in criteria]
+            return [e.not_evaluable(reason) for e in evaluators]
         # Judged criteria evaluate synchronously to "no judge configured"; the async
         # engine replaces those results.
-        return [c.evaluate(self.context) for c in criteria]
+        context = self.context
+        return [e.evaluate(context) for e in evaluators]
+
+
+#: Each criterion's evaluator by the criterion's id, with the criterion itself (which
+#: keeps the id from being reused while the entry lives): live scoring asks for them
+#: per invocation. Cleared when it reaches :data:`_MAX_EVALUATORS` (a program that
+#: makes criteria over and over).
+_EVALUATORS: dict[int, tuple[Criterion, Evaluator]] = {}
+_MAX_EVALUATORS = 1024
+
+
+def evaluators_for(criteria: Sequence[Criterion]) -> list[Evaluator]:
+    """The evaluators of ``criteria`` (:meth:`Criterion.evaluator`), in their order.
+
+    Made once per criterion object: criteria are frozen, so an evaluator made from one
+    stays right for as long as the criterion lives.
+    """
+    out: list[Evaluator] = []
+    for criterion in criteria:
+        entry = _EVALUATORS.get(id(criterion))
+        if entry is None or entry[0] is not criterion:
+            if len(_EVALUATORS) >= _MAX_EVALUATORS:
+                _EVALUATORS.clear()
+            entry = (criterion, criterion.evaluator())
+            _EVALUATORS[id(criterion)] = entry
+        out.append(entry[1])
+    return out
 
 
 def _plan(
@@ -334,7 +364,7 @@ def _prepare(
 ) -> tuple[_Planned, list[CriterionResult], list[int]]:
     index = len(conversation) - 1
     planned = _plan_one(conversation[index], conversation, index, match=match, last_turn=False)
-    results = planned.sync_results(criteria)
+    results = planned.sync_results(evaluators_for(criteria))
     judged = [i for i, c in enumerate(criteria) if c.judged]
     if planned.context is not None and judge_refused is not None:
         for i in judged:
@@ -423,13 +453,15 @@ def summarize_cases(
             rules, zip(*[m.results for m in members])
         ):
             if default:
-                score = mean_score(per_inv)
-                status = status_for(score, threshold, informational=informational)
+                score = _mean(per_inv)
+                case_status = float_status(score, threshold, informational)
             else:
-                score, status = checked_case_result(crit, per_inv)
-            statuses.append(status)
+                score, case_status = checked_case_result(crit, per_inv)
+            statuses.append(case_status)
             summaries.append(
-                CriterionSummary(criterion=name, score=score, status=status, threshold=threshold)
+                CriterionSummary(
+                    criterion=name, score=score, status=case_status, threshold=threshold
+                )
             )
         cases.append(
             CaseResult(
@@ -441,6 +473,16 @@ def summarize_cases(
             )
         )
     return cases
+
+
+def _mean(results: Sequence[CriterionResult]) -> float | None:
+    """:func:`tracescore.criteria.aggregation.mean_score`, on the floats of checked results."""
+    values: list[float] = []
+    for result in results:
+        value = result.score
+        if value is not None:
+            values.append(value)
+    return sum(values) / len(values) if values else None
 
 
 def _aggregates_by_default(criterion: Criterion) -> bool:

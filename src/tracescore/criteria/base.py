@@ -28,9 +28,10 @@ import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Final, get_args
+from typing import Any, ClassVar, Final, get_args
 
 from tracescore.criteria.aggregation import combine_statuses, mean_score, status_for
+from tracescore.criteria.evaluators import Compiled, Delegating, Evaluator
 from tracescore.criteria.results import NO_GOLDEN, CriterionResult, EvalContext, EvalStatus, Score
 from tracescore.exceptions import ConfigError
 
@@ -78,8 +79,18 @@ class Criterion(ABC):
     #: run's instructions and tool declarations is ~6% of rebuilding it). True unless a
     #: criterion says otherwise, so that a user's own criterion always sees them.
     needs_model_context: ClassVar[bool] = True
+    #: A built-in's compiled rating (:mod:`.evaluators`), which :meth:`evaluator` hands
+    #: the scoring loop instead of :meth:`evaluate`. None for a user's criterion, and
+    #: for a subclass of a built-in that rates on its own (:meth:`__init_subclass__`).
+    evaluator_class: ClassVar[type[Compiled] | None] = None
 
     threshold: float | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Drop the inherited compiled rating of a subclass that overrides the rating."""
+        super().__init_subclass__(**kwargs)
+        if "evaluator_class" not in cls.__dict__ and not _RATING.isdisjoint(cls.__dict__):
+            cls.evaluator_class = None
 
     def __post_init__(self) -> None:
         """Make the threshold a float (compiled code reads it as one) or refuse it.
@@ -123,6 +134,21 @@ class Criterion(ABC):
     def evaluate_not_evaluable(self, reason: str) -> CriterionResult:
         """The result for an invocation that cannot be scored at all (``reason`` says why)."""
         return self._result(Score(value=None, reason=reason))
+
+    def evaluator(self) -> Evaluator:
+        """What the scoring loop calls for each invocation, made once per run.
+
+        A built-in's compiled rating (:attr:`evaluator_class`), which gives what
+        :meth:`evaluate` gives; otherwise one that calls :meth:`evaluate` and
+        :meth:`evaluate_not_evaluable`.
+        """
+        kind = type(self).evaluator_class
+        threshold = self.threshold
+        # A threshold left unconverted (a subclass's __post_init__ that skipped this
+        # class's) stays with the interpreted rules, which compare any number.
+        if kind is not None and (threshold is None or type(threshold) is float):
+            return kind(self)
+        return Delegating(self)
 
     def aggregate(self, results: Sequence[CriterionResult]) -> float | None:
         """Case score from per-invocation results: their mean, ``None`` scores skipped."""
@@ -212,6 +238,8 @@ def checked_case_result(
     return None, "not_evaluated"
 
 
+#: The methods whose override makes a subclass rate differently from its base.
+_RATING: Final = frozenset(["score", "evaluate", "evaluate_not_evaluable", "_result"])
 # Decimal is no numbers.Real (it refuses to mix with floats), but it is a number a user's
 # criterion may well compute in.
 _NUMBERS: Final = (numbers.Real, decimal.Decimal)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tracescore.criteria import evaluators
 from tracescore.criteria.base import Criterion, EvalContext, Score
 from tracescore.criteria.registry import register_criterion
 
@@ -27,10 +28,11 @@ class ToolCallCount(_Informational):
     """Tool calls made in the turn."""
 
     name = "tool_call_count_v1"
+    evaluator_class = evaluators.ToolCallCount
 
     def score(self, ctx: EvalContext) -> Score:
         """Count the tool calls."""
-        return Score(value=float(len(ctx.actual.tool_calls)))
+        return evaluators.ToolCallCount(self).score(ctx)
 
 
 @register_criterion()
@@ -43,12 +45,11 @@ class InferenceCallCount(_Informational):
     """
 
     name = "inference_call_count_v1"
+    evaluator_class = evaluators.InferenceCallCount
 
     def score(self, ctx: EvalContext) -> Score:
         """Count the model calls."""
-        calls = ctx.actual.inference_calls
-        known = calls or ctx.actual.framework_replies
-        return Score(value=float(calls) if known else None)
+        return evaluators.InferenceCallCount(self).score(ctx)
 
 
 @register_criterion()
@@ -57,14 +58,11 @@ class TokenUsage(_Informational):
     """Input plus output tokens of the turn's model calls (None when none reported)."""
 
     name = "token_usage_v1"
+    evaluator_class = evaluators.TokenUsage
 
     def score(self, ctx: EvalContext) -> Score:
         """Total tokens, with the split in the details."""
-        usage = ctx.actual.usage
-        if not usage.total_tokens:
-            return Score(value=None, reason="no token usage reported")
-        details = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
-        return Score(value=float(usage.total_tokens), details=details)
+        return evaluators.TokenUsage(self).score(ctx)
 
 
 @register_criterion()
@@ -73,10 +71,8 @@ class InvocationDuration(_Informational):
     """Wall-clock seconds of the turn, from its root span."""
 
     name = "invocation_duration_v1"
+    evaluator_class = evaluators.InvocationDuration
 
     def score(self, ctx: EvalContext) -> Score:
         """Duration of the run's root span."""
-        inv = ctx.actual
-        if inv.end_ns <= 0 or inv.end_ns < inv.start_ns:
-            return Score(value=None, reason="no timing on the root span")
-        return Score(value=inv.duration_s)
+        return evaluators.InvocationDuration(self).score(ctx)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tracescore.criteria import evaluators
 from tracescore.criteria.base import Criterion, EvalContext, Score
 from tracescore.criteria.registry import register_criterion
-from tracescore.criteria.rouge import rouge1_f
 
 __all__ = ["ContainsKeywords", "ResponseMatchScore"]
 
@@ -23,15 +23,13 @@ class ResponseMatchScore(Criterion):
     name = "response_match_score"
     needs_model_context = False
     requires_reference = True
+    evaluator_class = evaluators.ResponseMatch
 
     threshold: float | None = 0.8
 
     def score(self, ctx: EvalContext) -> Score:
         """ROUGE-1 F of actual (prediction) against golden (target)."""
-        assert ctx.expected is not None
-        actual = ctx.actual.final_response or ""
-        expected = ctx.expected.final_response or ""
-        return Score(value=rouge1_f(actual, expected))
+        return evaluators.ResponseMatch(self).score(ctx)
 
 
 @register_criterion()
@@ -49,15 +47,11 @@ class ContainsKeywords(Criterion):
 
     name = "contains_keywords"
     needs_model_context = False
+    evaluator_class = evaluators.ContainsKeywords
 
     threshold: float | None = 1.0
     keywords: tuple[str, ...] = ()
 
     def score(self, ctx: EvalContext) -> Score:
         """Fraction of keywords present."""
-        if not self.keywords:
-            return Score(value=None, reason="no keywords configured")
-        text = (ctx.actual.final_response or "").casefold()
-        missing = [k for k in self.keywords if k.casefold() not in text]
-        value = 1.0 - len(missing) / len(self.keywords)
-        return Score(value=value, details={"missing": list(missing)})
+        return evaluators.ContainsKeywords(self).score(ctx)

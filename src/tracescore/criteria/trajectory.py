@@ -8,14 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tracescore.criteria import evaluators
 from tracescore.criteria.base import Criterion, EvalContext, Score
 from tracescore.criteria.registry import register_criterion
-from tracescore.criteria.trajectory_match import (
-    MatchType,
-    sequence_match,
-    tool_name_match,
-    tool_trajectory_score,
-)
+from tracescore.criteria.trajectory_match import MatchType
 
 __all__ = ["NodeOrderMatchScore", "ToolNameMatchScore", "ToolTrajectoryAvgScore"]
 
@@ -35,6 +31,7 @@ class ToolTrajectoryAvgScore(Criterion):
     name = "tool_trajectory_avg_score"
     needs_model_context = False
     requires_reference = True
+    evaluator_class = evaluators.ToolTrajectory
 
     threshold: float | None = 1.0
     match_type: MatchType = "EXACT"
@@ -42,13 +39,7 @@ class ToolTrajectoryAvgScore(Criterion):
 
     def score(self, ctx: EvalContext) -> Score:
         """Compare the actual and golden call lists."""
-        assert ctx.expected is not None
-        actual = [(c.name, c.args) for c in ctx.actual.tool_calls]
-        expected = [(c.name, c.args) for c in ctx.expected.tool_calls]
-        value = tool_trajectory_score(
-            actual, expected, match_type=self.match_type, ignore_args=self.ignore_args
-        )
-        return Score(value=value)
+        return evaluators.ToolTrajectory(self).score(ctx)
 
 
 @register_criterion()
@@ -59,15 +50,13 @@ class ToolNameMatchScore(Criterion):
     name = "tool_name_match_score"
     needs_model_context = False
     requires_reference = True
+    evaluator_class = evaluators.ToolNameMatch
 
     threshold: float | None = 1.0
 
     def score(self, ctx: EvalContext) -> Score:
         """Compare the sets of tool names."""
-        assert ctx.expected is not None
-        actual = [c.name for c in ctx.actual.tool_calls]
-        expected = [c.name for c in ctx.expected.tool_calls]
-        return Score(value=tool_name_match(actual, expected))
+        return evaluators.ToolNameMatch(self).score(ctx)
 
 
 @register_criterion()
@@ -82,16 +71,11 @@ class NodeOrderMatchScore(Criterion):
     name = "node_order_match_score"
     needs_model_context = False
     requires_reference = True
+    evaluator_class = evaluators.NodeOrderMatch
 
     threshold: float | None = 1.0
     match_type: MatchType = "EXACT"
 
     def score(self, ctx: EvalContext) -> Score:
         """Compare the sequences of visited agents."""
-        assert ctx.expected is not None
-        if not ctx.expected.agents:
-            return Score(value=None, reason="the golden records no agent order")
-        value = sequence_match(
-            list(ctx.actual.agents), list(ctx.expected.agents), match_type=self.match_type
-        )
-        return Score(value=value)
+        return evaluators.NodeOrderMatch(self).score(ctx)
