@@ -176,3 +176,17 @@ def test_the_scoring_loop_uses_them_for_built_ins_and_users_alike() -> None:
     results = score_conversations([conversation], criteria)
     assert [[r.score for r in res.results] for res in results][1] == [None, None, 1.0]
     assert {r.results[1].reason for r in results} == {"no golden"}
+
+
+def test_the_informational_values_are_the_invocations_own_figures() -> None:
+    duration = criterion_class("invocation_duration_v1")().evaluator()
+    tokens = criterion_class("token_usage_v1")().evaluator()
+    timed = 0
+    for actual in ACTUALS:
+        ctx = EvalContext(actual=actual)
+        seconds, used = duration.evaluate(ctx).score, tokens.evaluate(ctx).score
+        if seconds is not None:
+            timed += 1
+            assert seconds == actual.duration_s
+        assert used == (float(actual.usage.total_tokens) if actual.usage.total_tokens else None)
+    assert timed == 1

@@ -271,13 +271,16 @@ class TokenUsage(Compiled):
     def measure(self, ctx: EvalContext) -> Measured:
         """None with a reason when no model call reported usage."""
         usage = ctx.actual.usage
-        if not usage.total_tokens:
+        # usage.total_tokens, without the call into the interpreted property.
+        input_tokens, output_tokens = usage.input_tokens, usage.output_tokens
+        total = input_tokens + output_tokens
+        if not total:
             return None, "no token usage reported", {}
         details: dict[str, JsonValue] = {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
         }
-        return float(usage.total_tokens), None, details
+        return float(total), None, details
 
 
 class InvocationDuration(Compiled):
@@ -286,6 +289,7 @@ class InvocationDuration(Compiled):
     def measure(self, ctx: EvalContext) -> Measured:
         """None with a reason when the root span has no usable timing."""
         actual = ctx.actual
-        if actual.end_ns <= 0 or actual.end_ns < actual.start_ns:
+        start, end = actual.start_ns, actual.end_ns
+        if end <= 0 or end < start:
             return None, "no timing on the root span", {}
-        return actual.duration_s, None, {}
+        return (end - start) / 1e9, None, {}  # Invocation.duration_s, end >= start here
