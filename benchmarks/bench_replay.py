@@ -22,9 +22,11 @@ One run, in this order:
        (one keyword) and the four informational ones (``tool_call_count_v1``,
        ``token_usage_v1``, ``inference_call_count_v1``, ``invocation_duration_v1``).
        Loading the goldens is inside (b)'s timed region, and all of it is done as
-       ``tracescore replay`` does it: the collector paused while loading, ``bulk_gc``
-       for the import (``read_runs``), the collector paused again while scoring
-       (``score_runs``: without a judge, the results are kept and acyclic);
+       ``tracescore replay`` does it: without the golden tool results, which none of
+       these criteria reads (``golden_tool_results_needed``), the collector paused
+       while loading, ``bulk_gc`` for the import (``read_runs``), the collector paused
+       again while scoring (``score_runs``: without a judge, the results are kept and
+       acyclic);
    (b') the same replay with the goldens loaded before the clock starts (information:
        here the goldens are as many as the turns, 13k, far more than a curated set);
 4. ``--cli-repeat`` paired rounds of the commands a user runs, each a fresh process
@@ -84,7 +86,7 @@ from bench_import import ensure_file, installed_bytecode  # noqa: E402
 from page_cache import warm  # noqa: E402
 
 from tracescore.criteria import Criterion, criterion_class  # noqa: E402
-from tracescore.criteria.base import EvalContext  # noqa: E402
+from tracescore.criteria.base import EvalContext, golden_tool_results_needed  # noqa: E402
 from tracescore.criteria.rouge import _clear_word_cache  # noqa: E402
 from tracescore.eval_config import load_eval_config  # noqa: E402
 from tracescore.evalset import conversations_to_evalset  # noqa: E402
@@ -210,7 +212,7 @@ def run_replay(path: Path, goldens: Path, crits: list[Criterion]) -> ReplayResul
     # block, every full collection during the import walks the ~13k golden cases again:
     # +1.5 s here; unfrozen, the first young collection after the pause walks them).
     with paused_gc(freeze=True):
-        sets = load_goldens([str(goldens)])
+        sets = load_goldens([str(goldens)], tool_results=golden_tool_results_needed(crits))
     return run_replay_loaded(path, sets, crits)
 
 
@@ -235,7 +237,7 @@ def post_import(
     warm(goldens)
     t0 = time.perf_counter()
     with paused_gc(freeze=True):  # as the CLI loads them (see run_replay)
-        sets = load_goldens([str(goldens)])
+        sets = load_goldens([str(goldens)], tool_results=golden_tool_results_needed(crits))
     steps.append(("load_goldens (parse + validate the evalset)", time.perf_counter() - t0))
     t0 = time.perf_counter()
     conversations = group_conversations([i for i in invocations if i.parent_tool_span_id is None])
@@ -343,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     assert not any(c.needs_model_context for c in crits)
 
     spans, mb = meta["spans"], meta["bytes"] / 1e6
-    sets = load_goldens([str(goldens)])
+    sets = load_goldens([str(goldens)], tool_results=golden_tool_results_needed(crits))
     # Interleaved rounds (a, b, b', a, b, b', ...): load from elsewhere hits all three alike.
     times, cpu, (stats, result, _) = interleaved(
         args.repeat,

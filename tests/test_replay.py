@@ -428,3 +428,34 @@ def test_pipes_as_outputs_are_written_in_place(tmp_path: Path) -> None:
     assert len(lines.splitlines()) == 10  # every turn
     assert ET.fromstring(report).tag == "testsuites"
     assert stat.S_ISFIFO(results.stat().st_mode) and stat.S_ISFIFO(junit.stat().st_mode)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ReadsGoldenResults(Criterion):
+    """A user's criterion on the golden's tool results (True by default: it reads them)."""
+
+    name = "reads_golden_results_for_test"
+    needs_model_context = False
+    requires_reference = True
+
+    def score(self, ctx: EvalContext) -> Score:
+        assert ctx.expected is not None
+        return Score(value=float(any(c.result for c in ctx.expected.tool_calls)))
+
+
+def test_golden_tool_results_are_loaded_only_when_a_criterion_reads_them() -> None:
+    builtin = [*load_eval_config(None), *informational_criteria()]
+    assert not any(c.reads_golden_tool_results for c in builtin)
+    assert _ReadsGoldenResults().reads_golden_tool_results
+    goldens = str(EXAMPLES / "goldens")
+    lean = replay([str(EXAMPLES / "traces")], builtin, goldens=goldens)
+    full = replay([str(EXAMPLES / "traces")], [*builtin, _ReadsGoldenResults()], goldens=goldens)
+
+    def golden_calls(result: ReplayResult) -> list[Any]:
+        return [c for r in result.invocations if r.expected for c in r.expected.tool_calls]
+
+    assert golden_calls(lean) and all(c.result is None for c in golden_calls(lean))
+    assert any(c.result is not None for c in golden_calls(full))
+    assert {r.results[-1].score for r in full.invocations if r.expected} == {1.0}
+    # Nothing else reads them: the same scores either way.
+    assert [r.results for r in lean.invocations] == [r.results[:-1] for r in full.invocations]

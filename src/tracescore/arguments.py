@@ -113,8 +113,13 @@ def with_informational(criteria: Sequence[Criterion]) -> list[Criterion]:
     return [*criteria, *(c for c in informational_criteria() if c.name not in names)]
 
 
-def goldens_argument(value: GoldensArg, *, parameter: str = "goldens") -> list[GoldenSet]:
+def goldens_argument(
+    value: GoldensArg, *, parameter: str = "goldens", tool_results: bool = True
+) -> list[GoldenSet]:
     """The golden sets ``value`` stands for: the sets given, then those read from paths.
+
+    Paths are read with or without the golden tool results (``load_goldens``); sets
+    given are used as they are.
 
     Raises:
         TypeError: ``value`` or one of its items is neither a GoldenSet nor a path.
@@ -124,7 +129,7 @@ def goldens_argument(value: GoldensArg, *, parameter: str = "goldens") -> list[G
     if isinstance(value, GoldenSet):
         return [value]
     if isinstance(value, (str, os.PathLike)):
-        return load_goldens(value)
+        return load_goldens(value, tool_results=tool_results)
     sets: list[GoldenSet] = []
     paths: list[PathArg] = []
     for index, item in enumerate(items_of(value, parameter, "GoldenSet objects or goldens paths")):
@@ -138,7 +143,7 @@ def goldens_argument(value: GoldensArg, *, parameter: str = "goldens") -> list[G
                 f"got {type(item).__name__}"
             )
     # The paths are read in one call, so an eval id in two files is reported as usual.
-    return [*sets, *load_goldens(paths)] if paths else sets
+    return [*sets, *load_goldens(paths, tool_results=tool_results)] if paths else sets
 
 
 def expect_type(value: object, kind: type[_T], parameter: str) -> _T:

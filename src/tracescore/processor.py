@@ -46,6 +46,7 @@ from tracescore.arguments import (
     port_argument,
     with_informational,
 )
+from tracescore.criteria.base import golden_tool_results_needed
 from tracescore.live.engine import LiveEngine
 from tracescore.live.options import PROCESSOR_CPU_SHARE, LiveOptions
 from tracescore.live.scorer import LiveScorer
@@ -108,7 +109,7 @@ class ScoringSpanProcessor(SpanProcessor):
     ) -> None:
         # Checked here, at the call that got them, not as AttributeErrors from within.
         chosen = with_informational(criteria_argument(criteria))
-        golden_sets = goldens_argument(goldens)
+        golden_sets = goldens_argument(goldens, tool_results=golden_tool_results_needed(chosen))
         if sampling is not None:
             expect_type(sampling, SamplingPolicy, "sampling")
         if options is not None:

@@ -23,6 +23,7 @@ from tracescore.arguments import (
 )
 from tracescore.assembly import DEFAULT_IDLE_RECORDS, TraceAssembler
 from tracescore.criteria import Criterion
+from tracescore.criteria.base import golden_tool_results_needed
 from tracescore.exceptions import ConfigError, TraceFormatError
 from tracescore.export import json_bytes
 from tracescore.formats.files import read_file
@@ -115,7 +116,7 @@ def replay(
 
     """
     chosen = criteria_argument(criteria)
-    golden_sets = goldens_argument(goldens)
+    golden_sets = goldens_argument(goldens, tool_results=golden_tool_results_needed(chosen))
     runs = read_runs(
         paths,
         chosen,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from itertools import product
 from typing import Any
 
@@ -339,11 +340,29 @@ def _evalsets(noise: int) -> st.SearchStrategy[dict[str, Any]]:
     ).map(lambda doc: orjson.loads(orjson.dumps(doc)))  # as read from a file
 
 
-def _typed(raw: bytes) -> GoldenSet:
-    eval_set_id, name, description, cases = typed.golden_cases(raw)
+def _typed(raw: bytes, *, tool_results: bool = True) -> GoldenSet:
+    eval_set_id, name, description, cases = typed.golden_cases(raw, tool_results=tool_results)
     return GoldenSet(
         path=SOURCE, eval_set_id=eval_set_id, name=name, description=description, cases=cases
     )
+
+
+def _no_results(outcome: tuple[str, object]) -> tuple[str, object]:
+    """``outcome`` as loaded without tool results: the same, each call's result None."""
+    kind, got = outcome
+    if not isinstance(got, GoldenSet):
+        return outcome
+    cases = tuple(
+        replace(
+            case,
+            turns=tuple(
+                replace(t, tool_calls=tuple(replace(c, result=None) for c in t.tool_calls))
+                for t in case.turns
+            ),
+        )
+        for case in got.cases
+    )
+    return kind, replace(got, cases=cases)
 
 
 def _paths(doc: dict[str, Any]) -> list[str]:
@@ -365,6 +384,15 @@ def _paths(doc: dict[str, Any]) -> list[str]:
             took.append(name)
             assert reference == ("ok", got), doc
     assert _outcome(lambda: parse_goldens(raw, source=SOURCE)) == reference
+    # Without tool results: the same documents valid, on the same paths, results None.
+    without = _no_results(reference)
+    try:
+        assert ("ok", _typed(raw, tool_results=False)) == without, doc
+    except fastpath.Unsupported:
+        assert "typed declined" in took, doc
+    else:
+        assert "typed" in took, doc
+    assert _outcome(lambda: parse_goldens(raw, source=SOURCE, tool_results=False)) == without
     return took
 
 
@@ -489,3 +517,48 @@ def test_an_adk_file_without_rubrics_takes_the_typed_path(nulls: bool) -> None:
     assert first.user_content == "Weather in\nParis?"
     assert first.final_response == "thinking...\nIt is 21C."
     assert parse_goldens(raw, source=SOURCE) == reference
+
+
+_WITH_RESPONSE = {
+    "eval_set_id": "s",
+    "eval_cases": [
+        {
+            "eval_id": "c",
+            "conversation": [
+                {
+                    "user_content": {"role": "user", "parts": [{"text": "Weather?"}]},
+                    "intermediate_data": {
+                        "tool_uses": [{"id": "1", "name": "w", "args": {"city": "Oslo"}}],
+                        "tool_responses": [{"id": "1", "name": "w", "response": {"t": [1, 2]}}],
+                    },
+                }
+            ],
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize("camel", [False, True], ids=["typed-path", "other-paths"])
+def test_goldens_load_with_or_without_tool_results(camel: bool) -> None:
+    doc = json.loads(json.dumps(_WITH_RESPONSE))
+    if camel:  # a key the typed structs do not take: the fast path reads it
+        doc["eval_cases"][0]["conversation"][0]["userContent"] = doc["eval_cases"][0][
+            "conversation"
+        ][0].pop("user_content")
+    raw = orjson.dumps(doc)
+    (with_results,) = parse_goldens(raw, source=SOURCE).cases[0].turns
+    (without,) = parse_goldens(raw, source=SOURCE, tool_results=False).cases[0].turns
+    assert with_results.tool_calls[0].result == {"t": [1, 2]}
+    assert without.tool_calls[0].result is None
+    assert replace(without.tool_calls[0], result={"t": [1, 2]}) == with_results.tool_calls[0]
+    for bad in (5, "x", [1], True):
+        doc["eval_cases"][0]["conversation"][0]["intermediate_data"]["tool_responses"][0][
+            "response"
+        ] = bad
+        raw = orjson.dumps(doc)
+        errors = []
+        for tool_results in (True, False):
+            with pytest.raises(ConfigError) as caught:
+                parse_goldens(raw, source=SOURCE, tool_results=tool_results)
+            errors.append(str(caught.value))
+        assert errors[0] == errors[1] and "response" in errors[0]

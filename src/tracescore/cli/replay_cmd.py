@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Final
 
 import click
@@ -23,6 +24,7 @@ from tracescore.cli.app import (
 from tracescore.cli.options import option
 from tracescore.cli.overwrite import input_files
 from tracescore.criteria import Criterion, informational_criteria
+from tracescore.criteria.base import golden_tool_results_needed
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.exceptions import TraceFormatError, TracescoreError
 from tracescore.goldens import GoldenSet, golden_files, load_goldens
@@ -154,7 +156,7 @@ def replay_command(
             # for judged criteria: then the goldens are loaded after the import, as
             # forked workers run slower beside a large evalset (see read_runs).
             prescore = judge is None
-            golden_sets = _load_goldens(golden_paths) if prescore else None
+            golden_sets = _load_goldens(golden_paths, criteria) if prescore else None
             runs = read_runs(
                 files,
                 criteria,
@@ -165,7 +167,7 @@ def replay_command(
                 goldens=golden_sets,
             )
             if golden_sets is None:
-                golden_sets = _load_goldens(golden_paths)
+                golden_sets = _load_goldens(golden_paths, criteria)
             if judge is None:
                 # The results are one large acyclic structure, all kept, as the goldens
                 # are: scored with the collector paused, then frozen. Under bulk_gc each
@@ -218,11 +220,11 @@ def _failed(url: str | None, job: str, err: Diagnostics) -> None:
         err.print(f"error: {exc}")
 
 
-def _load_goldens(paths: list[str]) -> list[GoldenSet]:
+def _load_goldens(paths: list[str], criteria: Sequence[Criterion]) -> list[GoldenSet]:
     # A large evalset is millions of objects, all kept: built with the collector paused,
     # then frozen (bulk_gc unfreezes them when the replay ends).
     with paused_gc(freeze=True):
-        return load_goldens(paths)
+        return load_goldens(paths, tool_results=golden_tool_results_needed(criteria))
 
 
 def _write(path: str, data: bytes) -> None:

@@ -26,7 +26,7 @@ import math
 import numbers
 import reprlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, get_args
 
@@ -45,6 +45,7 @@ __all__ = [
     "checked_case_result",
     "combine_statuses",
     "criterion_error",
+    "golden_tool_results_needed",
     "status_for",
 ]
 
@@ -79,6 +80,11 @@ class Criterion(ABC):
     #: run's instructions and tool declarations is ~6% of rebuilding it). True unless a
     #: criterion says otherwise, so that a user's own criterion always sees them.
     needs_model_context: ClassVar[bool] = True
+    #: Reads the golden turn's tool results (``ctx.expected.tool_calls[i].result``). A
+    #: replay or live scorer whose criteria all say False loads its goldens without them
+    #: (``load_goldens(..., tool_results=False)``: in the benchmark's evalset they are 39%
+    #: of the file and 40 MB of objects). True unless a criterion says otherwise.
+    reads_golden_tool_results: ClassVar[bool] = True
     #: A built-in's compiled rating (:mod:`.evaluators`), which :meth:`evaluator` hands
     #: the scoring loop instead of :meth:`evaluate`. None for a user's criterion, and
     #: for a subclass of a built-in that rates on its own (:meth:`__init_subclass__`).
@@ -184,6 +190,11 @@ class Criterion(ABC):
         result.reason = score.reason
         result.details = score.details
         return result
+
+
+def golden_tool_results_needed(criteria: Iterable[Criterion]) -> bool:
+    """Whether any of ``criteria`` reads golden tool results (the goldens' load option)."""
+    return any(c.reads_golden_tool_results for c in criteria)
 
 
 #: (criterion, kind of error) already logged with details: a criterion broken for every

@@ -19,6 +19,7 @@ __all__ = ["InferenceCallCount", "InvocationDuration", "TokenUsage", "ToolCallCo
 class _Informational(Criterion):
     informational = True
     needs_model_context = False
+    reads_golden_tool_results = False
     threshold: float | None = None
 
 

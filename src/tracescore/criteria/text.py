@@ -22,6 +22,7 @@ class ResponseMatchScore(Criterion):
 
     name = "response_match_score"
     needs_model_context = False
+    reads_golden_tool_results = False
     requires_reference = True
     evaluator_class = evaluators.ResponseMatch
 
@@ -47,6 +48,7 @@ class ContainsKeywords(Criterion):
 
     name = "contains_keywords"
     needs_model_context = False
+    reads_golden_tool_results = False
     evaluator_class = evaluators.ContainsKeywords
 
     threshold: float | None = 1.0

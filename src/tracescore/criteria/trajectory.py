@@ -30,6 +30,7 @@ class ToolTrajectoryAvgScore(Criterion):
 
     name = "tool_trajectory_avg_score"
     needs_model_context = False
+    reads_golden_tool_results = False
     requires_reference = True
     evaluator_class = evaluators.ToolTrajectory
 
@@ -49,6 +50,7 @@ class ToolNameMatchScore(Criterion):
 
     name = "tool_name_match_score"
     needs_model_context = False
+    reads_golden_tool_results = False
     requires_reference = True
     evaluator_class = evaluators.ToolNameMatch
 
@@ -70,6 +72,7 @@ class NodeOrderMatchScore(Criterion):
 
     name = "node_order_match_score"
     needs_model_context = False
+    reads_golden_tool_results = False
     requires_reference = True
     evaluator_class = evaluators.NodeOrderMatch
 

@@ -33,6 +33,7 @@ import logging
 import os
 from collections import defaultdict, deque
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -210,12 +211,16 @@ def _check_utf8(data: bytes, source: str) -> None:
         raise ConfigError(f"{source}: {problem}")
 
 
-def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
+def parse_goldens(text: str | bytes, *, source: str, tool_results: bool = True) -> GoldenSet:
     """Parse one evalset or old-format document.
 
     Args:
         text: The file's content.
         source: Path shown in error messages; an old-format file's ids come from its name.
+        tool_results: Keep the golden tool calls' results. Without, every ``result`` is
+            None (checked all the same: the same documents are valid either way), which
+            is what a replay does when no criterion reads them
+            (:attr:`~tracescore.criteria.Criterion.reads_golden_tool_results`).
 
     Returns:
         The golden set. A JSON object is read as an ``EvalSet``; a JSON list as an old
@@ -227,7 +232,7 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
     """
     try:
         # The way ADK writes evalsets, in one typed pass (see tracescore.goldens.typed).
-        eval_set_id, name, description, cases = typed.golden_cases(text)
+        eval_set_id, name, description, cases = typed.golden_cases(text, tool_results=tool_results)
     except fastpath.Unsupported:
         pass  # anything else: parsed, then the fast path or the pydantic models
     else:
@@ -247,7 +252,23 @@ def parse_goldens(text: str | bytes, *, source: str) -> GoldenSet:
         raise ConfigError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{source}: not UTF-8 text ({exc.reason})") from None
-    return parse_golden_data(data, source=source)
+    goldens = parse_golden_data(data, source=source)
+    return goldens if tool_results else _without_tool_results(goldens)
+
+
+def _without_tool_results(goldens: GoldenSet) -> GoldenSet:
+    """``goldens`` with every tool call's ``result`` None (what the typed path builds)."""
+
+    def turn(inv: Invocation) -> Invocation:
+        if all(call.result is None for call in inv.tool_calls):
+            return inv
+        calls = tuple(replace(call, result=None) for call in inv.tool_calls)
+        return replace(inv, tool_calls=calls)
+
+    cases = tuple(
+        replace(case, turns=tuple(turn(inv) for inv in case.turns)) for case in goldens.cases
+    )
+    return replace(goldens, cases=cases)
 
 
 def parse_golden_data(data: object, *, source: str) -> GoldenSet:
@@ -316,7 +337,7 @@ def _validated_golden_set(data: dict[str, Any], source: str) -> GoldenSet:
     )
 
 
-def load_golden_file(path: str) -> GoldenSet:
+def load_golden_file(path: str, *, tool_results: bool = True) -> GoldenSet:
     """Read and parse one goldens file (see :func:`parse_goldens`).
 
     Raises:
@@ -327,7 +348,7 @@ def load_golden_file(path: str) -> GoldenSet:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read goldens file: {exc.strerror or exc}") from None
-    return parse_goldens(data, source=path)
+    return parse_goldens(data, source=path, tool_results=tool_results)
 
 
 def _expand(path: str) -> list[str]:
@@ -386,10 +407,11 @@ def golden_files(paths: Paths) -> list[str]:
     return files
 
 
-def load_goldens(paths: Paths) -> list[GoldenSet]:
+def load_goldens(paths: Paths, *, tool_results: bool = True) -> list[GoldenSet]:
     """Load goldens files; a directory contributes its ``*.evalset.json``/``*.test.json``.
 
     ``paths`` is one path or an iterable of them (``str`` or :class:`os.PathLike`).
+    Without ``tool_results``, golden tool calls carry no ``result`` (:func:`parse_goldens`).
 
     Eval ids must be unique within an eval set, across all files. The same eval id in
     two different eval sets is allowed (logged): explicit matching then needs
@@ -401,7 +423,7 @@ def load_goldens(paths: Paths) -> list[GoldenSet]:
         TypeError: ``paths`` is not a path or an iterable of paths.
 
     """
-    sets = [load_golden_file(f) for f in _expand_all(paths)]
+    sets = [load_golden_file(f, tool_results=tool_results) for f in _expand_all(paths)]
     seen: dict[tuple[str, str], str] = {}
     sets_of: dict[str, set[str]] = defaultdict(set)
     for gset in sets:

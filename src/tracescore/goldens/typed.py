@@ -20,7 +20,7 @@ responses stays an ``int`` here, where ``orjson`` reads it as a ``float``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -35,6 +35,26 @@ __all__ = ["golden_cases"]
 
 
 _DECODER = msgspec.json.Decoder(EvalSet)
+#: A tool response as the schema takes it, from the JSON text the structs keep.
+_RESPONSE: Final = msgspec.json.Decoder(dict[str, Any] | None)
+_OPEN_BRACE: Final = 0x7B
+
+
+def _response(raw: msgspec.Raw, tool_results: bool) -> dict[str, Any] | None:
+    """A tool response (``None`` unless ``tool_results``), checked the same either way.
+
+    Raises:
+        Unsupported: It is neither a JSON object nor null (msgspec's ValidationError
+            when decoded, which the caller turns into the same).
+
+    """
+    if tool_results:
+        value: dict[str, Any] | None = _RESPONSE.decode(raw)
+        return value
+    view = memoryview(raw)  # msgspec keeps no whitespace around the value
+    if view[0] != _OPEN_BRACE and view.tobytes() != b"null":
+        raise Unsupported
+    return None
 
 
 def _text(parts: list[Part] | None) -> str:
@@ -47,7 +67,9 @@ def _in_range(seconds: float | None) -> bool:
     return seconds is None or -schema.MAX_SECONDS <= seconds <= schema.MAX_SECONDS
 
 
-def _turn(turn: Turn, eval_set_id: str, eval_id: str, agent: str | None, i: int) -> Invocation:
+def _turn(
+    turn: Turn, eval_set_id: str, eval_id: str, agent: str | None, i: int, tool_results: bool
+) -> Invocation:
     start, duration = turn.creation_timestamp, turn.duration
     if not (_in_range(start) and _in_range(duration)):
         raise Unsupported  # pydantic's Seconds names the field
@@ -57,7 +79,9 @@ def _turn(turn: Turn, eval_set_id: str, eval_id: str, agent: str | None, i: int)
     data = turn.intermediate_data
     if data is not None:
         calls = [(c.id, c.name, c.args) for c in data.tool_uses]
-        responses = [(r.id, r.name, r.response) for r in data.tool_responses]
+        responses = [
+            (r.id, r.name, _response(r.response, tool_results)) for r in data.tool_responses
+        ]
         for author, parts in data.intermediate_responses:
             text = _text(parts)
             if text:
@@ -78,11 +102,12 @@ def _turn(turn: Turn, eval_set_id: str, eval_id: str, agent: str | None, i: int)
     )
 
 
-def _case(case: Case, eval_set_id: str) -> GoldenCase:
+def _case(case: Case, eval_set_id: str, tool_results: bool) -> GoldenCase:
     session = case.session_input
     agent = None if session is None else session.app_name
     turns = tuple(
-        _turn(turn, eval_set_id, case.eval_id, agent, i) for i, turn in enumerate(case.conversation)
+        _turn(turn, eval_set_id, case.eval_id, agent, i, tool_results)
+        for i, turn in enumerate(case.conversation)
     )
     session_input: dict[str, JsonValue] | None = None
     if session is not None:
@@ -106,9 +131,12 @@ def _case(case: Case, eval_set_id: str) -> GoldenCase:
 
 
 def golden_cases(
-    text: bytes | str,
+    text: bytes | str, *, tool_results: bool = True
 ) -> tuple[str, str | None, str | None, tuple[GoldenCase, ...]]:
     """The eval set id, name, description and cases of an evalset file's content.
+
+    Without ``tool_results``, every golden tool call's ``result`` is None: the responses
+    are checked (an object or null) but not built.
 
     Raises:
         Unsupported: The document is outside the subset (maybe invalid, maybe not JSON):
@@ -121,7 +149,7 @@ def golden_cases(
             evalset.eval_set_id,
             evalset.name,
             evalset.description,
-            tuple(_case(case, evalset.eval_set_id) for case in evalset.eval_cases),
+            tuple(_case(case, evalset.eval_set_id, tool_results) for case in evalset.eval_cases),
         )
     # Not UTF-8 is a ValueError; tool arguments nested deeper than msgspec recurses (the
     # JSON reader after it takes 1024 levels) a RecursionError.

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tracescore.config_fields import OneOrMany
 from tracescore.criteria import Criterion, informational_criteria
+from tracescore.criteria.base import golden_tool_results_needed
 from tracescore.eval_config import criteria_from_config, load_eval_config
 from tracescore.goldens import GoldenSet, load_goldens
 from tracescore.live.options import LiveOptions
@@ -210,7 +211,11 @@ def build_live(
         )
     return LiveBuild(
         criteria=criteria,
-        goldens=load_goldens(golden_paths) if golden_paths else [],
+        goldens=(
+            load_goldens(golden_paths, tool_results=golden_tool_results_needed(criteria))
+            if golden_paths
+            else []
+        ),
         sampling=sampling,
         options=live.options(),
         window_s=settings.metrics.window_s,
