@@ -14,7 +14,7 @@ import pytest
 from tracescore import model, scoring
 from tracescore.criteria import base
 from tracescore.goldens import cases, matching
-from tracescore.records import quick_init
+from tracescore.records import field_setters, quick_init
 
 # The records the pipeline builds in bulk.
 QUICK: list[type[Any]] = [
@@ -207,3 +207,30 @@ def test_other_shapes_are_refused_when_the_class_is_defined() -> None:
         @dataclass(frozen=True, slots=True)
         class Positional:
             name: str
+
+
+def test_field_setters_store_each_named_field_in_the_order_named() -> None:
+    set_items, set_name, set_count, set_tags = field_setters(
+        Quick, "items", "name", "count", "tags"
+    )
+    record = object.__new__(Quick)
+    set_items(record, (1,))
+    set_name(record, "n")
+    set_count(record, 2)
+    set_tags(record, {"a": "b"})
+    assert record == Quick(name="n", count=2, tags={"a": "b"}, items=(1,))
+
+
+@pytest.mark.parametrize(
+    "names",
+    [("name", "count", "tags"), ("name", "count", "tags", "items", "name"), ("nam", "count")],
+    ids=["a-field-missing", "a-field-twice", "no-such-field"],
+)
+def test_field_setters_need_every_field_once(names: tuple[str, ...]) -> None:
+    with pytest.raises(TypeError, match="each field once"):
+        field_setters(Quick, *names)
+
+
+def test_field_setters_need_a_quick_init_class() -> None:
+    with pytest.raises(TypeError, match="needs a quick_init class"):
+        field_setters(Plain, "name", "count", "tags", "items")

@@ -31,12 +31,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["quick_init"]
+__all__ = ["field_setters", "quick_init"]
 
 _T = TypeVar("_T", bound="DataclassInstance")
 
@@ -103,7 +104,39 @@ def quick_init(cls: type[_T]) -> type[_T]:
     init.__annotations__ = dict(cls.__init__.__annotations__)
     cls.__init__ = init  # type: ignore[method-assign]
     _quick_state(cls, [f.name for f in fields])
+    _QUICK.add(cls)
     return cls
+
+
+#: The classes :func:`quick_init` gave their methods (the only ones whose every field
+#: is a slot the setters may store into).
+_QUICK: set[type[Any]] = set()
+
+
+#: A slot's setter: ``setter(record, value)`` stores the field's value.
+Setter = Callable[[Any, Any], None]
+
+
+def field_setters(cls: type[Any], *names: str) -> tuple[Setter, ...]:
+    """The slot setters of a :func:`quick_init` class's fields ``names``, in that order.
+
+    For compiled code that builds many records: ``record = object.__new__(cls)``, then
+    each setter with its field's value. From C, a keyword call of the class builds a
+    kwargs dict for the Python ``__init__`` (~0.9 µs for four fields); the setters take
+    ~50 ns each. Naming the fields at the call site keeps it right when they are
+    reordered.
+
+    Raises:
+        TypeError: ``cls`` is no :func:`quick_init` class, or ``names`` are not each of its
+            fields once: every field is stored, no default is applied.
+
+    """
+    if cls not in _QUICK:
+        raise TypeError(f"{cls.__name__}: field_setters needs a quick_init class")
+    fields = [f.name for f in dataclasses.fields(cls)]
+    if sorted(names) != sorted(fields) or len(set(names)) != len(names):
+        raise TypeError(f"{cls.__name__}: field_setters needs each field once: {fields}")
+    return tuple(cls.__dict__[name].__set__ for name in names)
 
 
 def _quick_state(cls: type[Any], names: list[str]) -> None:

@@ -30,18 +30,27 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tracescore.criteria import Criterion, CriterionResult, EvalContext, combine_statuses
 from tracescore.criteria.base import NO_GOLDEN, EvalStatus, checked_case_result
 from tracescore.criteria.evaluators import Evaluator, float_status
 from tracescore.exceptions import JudgeError
-from tracescore.goldens.cases import GoldenCase
-from tracescore.goldens.evalset import GoldenRubric, GoldenScenario
 from tracescore.goldens.matching import GoldenIndex
 from tracescore.model import Conversation, Invocation
-from tracescore.records import quick_init
+from tracescore.scored import (
+    CaseResult,
+    CriterionSummary,
+    GoldenTurn,
+    InvocationResult,
+    Outcome,
+    case_result,
+    criterion_summary,
+    eval_context,
+    golden_turn,
+    invocation_result,
+)
 
 if TYPE_CHECKING:
     from tracescore.judge.client import JudgeClient
@@ -64,10 +73,6 @@ __all__ = [
     "summarize_cases",
 ]
 
-#: What became of an invocation. Replays produce ``scored``, ``no_golden``,
-#: ``not_evaluable`` and ``judge_error``; the live engine also ``sampled_out`` (no
-#: criterion was sampled for it) and ``dropped`` (shed under load, never scored).
-Outcome = Literal["scored", "sampled_out", "no_golden", "not_evaluable", "judge_error", "dropped"]
 
 #: NOT_EVALUATED reasons that come from the judge (the JudgeError family's reasons).
 _JUDGE_REASONS: frozenset[str] = frozenset(
@@ -79,62 +84,11 @@ def _is_judge_reason(reason: str | None) -> bool:
     return reason is not None and (reason in _JUDGE_REASONS or reason.startswith("judge error"))
 
 
-@quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GoldenTurn:
-    """The golden turn an invocation was matched to (case and 0-based turn).
-
-    ``rubrics`` (case then turn) and ``scenario`` travel along for judged criteria.
-    """
-
-    eval_set_id: str
-    eval_id: str
-    turn: int
-    rubrics: tuple[GoldenRubric, ...] = field(default=(), compare=False)
-    scenario: GoldenScenario | None = field(default=None, compare=False)
-
-
 #: Finds the golden turn of an invocation, given its whole conversation (the invocation
 #: included): ``(ref, expected, why_not)``; ``why_not`` explains a miss.
 Matcher = Callable[
     [Invocation, Sequence[Invocation]], tuple[GoldenTurn | None, Invocation | None, str | None]
 ]
-
-
-@quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InvocationResult:
-    """One invocation's scores, its golden and its outcome."""
-
-    invocation: Invocation
-    golden: GoldenTurn | None
-    expected: Invocation | None
-    outcome: Outcome
-    reason: str | None
-    results: tuple[CriterionResult, ...]
-
-
-@quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CriterionSummary:
-    """One criterion over one case."""
-
-    criterion: str
-    score: float | None
-    status: EvalStatus
-    threshold: float | None
-
-
-@quick_init
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CaseResult:
-    """A golden case (or an unmatched conversation) with its criteria and status."""
-
-    eval_set_id: str | None
-    eval_id: str
-    status: EvalStatus
-    criteria: tuple[CriterionSummary, ...]
-    invocations: tuple[InvocationResult, ...] = field(default_factory=tuple)
 
 
 def golden_matcher(index: GoldenIndex) -> Matcher:
@@ -149,18 +103,6 @@ def golden_matcher(index: GoldenIndex) -> Matcher:
         return golden_turn(found.case, found.turn), found.expected, None
 
     return match
-
-
-def golden_turn(case: GoldenCase, turn: int) -> GoldenTurn:
-    """The :class:`GoldenTurn` of ``case``'s 0-based ``turn``, with its rubrics."""
-    turn_rubrics = case.turn_rubrics[turn] if turn < len(case.turn_rubrics) else ()
-    return GoldenTurn(
-        eval_set_id=case.eval_set_id,
-        eval_id=case.eval_id,
-        turn=turn,
-        rubrics=(*case.rubrics, *turn_rubrics),
-        scenario=case.scenario,
-    )
 
 
 def match_nothing(inv: Invocation, conversation: Sequence[Invocation]) -> tuple[None, None, str]:
@@ -308,14 +250,7 @@ def _plan_one(
     ref, expected, why_not = match(inv, conversation[: index + 1])
     context = None
     if inv.status == "ok":
-        context = EvalContext(
-            actual=inv,
-            expected=expected,
-            conversation=tuple(conversation[:index]),
-            rubrics=ref.rubrics if ref else (),
-            scenario=ref.scenario if ref else None,
-            last_turn=last_turn,
-        )
+        context = eval_context(inv, expected, tuple(conversation[:index]), ref, last_turn)
     return _Planned(inv=inv, ref=ref, expected=expected, why_not=why_not, context=context)
 
 
@@ -375,14 +310,7 @@ def _prepare(
 def _finish(p: _Planned, results: Sequence[CriterionResult]) -> InvocationResult:
     if p.context is None:
         reason = p.inv.reason or p.inv.reason_code or "not evaluable"
-        return InvocationResult(
-            invocation=p.inv,
-            golden=p.ref,
-            expected=p.expected,
-            outcome="not_evaluable",
-            reason=reason,
-            results=tuple(results),
-        )
+        return invocation_result(p.inv, p.ref, p.expected, "not_evaluable", reason, tuple(results))
     why: str | None = None
     if p.expected is None:
         missing = p.why_not or NO_GOLDEN
@@ -391,14 +319,7 @@ def _finish(p: _Planned, results: Sequence[CriterionResult]) -> InvocationResult
         results = [_with_reason(r, missing) if r.reason == NO_GOLDEN else r for r in results]
         why = missing
     outcome, outcome_reason = _outcome(results, no_golden=why)
-    return InvocationResult(
-        invocation=p.inv,
-        golden=p.ref,
-        expected=p.expected,
-        outcome=outcome,
-        reason=outcome_reason,
-        results=tuple(results),
-    )
+    return invocation_result(p.inv, p.ref, p.expected, outcome, outcome_reason, tuple(results))
 
 
 def _outcome(
@@ -458,20 +379,9 @@ def summarize_cases(
             else:
                 score, case_status = checked_case_result(crit, per_inv)
             statuses.append(case_status)
-            summaries.append(
-                CriterionSummary(
-                    criterion=name, score=score, status=case_status, threshold=threshold
-                )
-            )
-        cases.append(
-            CaseResult(
-                eval_set_id=set_id,
-                eval_id=eval_id,
-                status=combine_statuses(statuses),
-                criteria=tuple(summaries),
-                invocations=tuple(members),
-            )
-        )
+            summaries.append(criterion_summary(name, score, case_status, threshold))
+        status = combine_statuses(statuses)
+        cases.append(case_result(set_id, eval_id, status, tuple(summaries), tuple(members)))
     return cases
 
 
