@@ -332,3 +332,58 @@ def test_counting_without_cpythons_helper_scores_the_same(
     assert [rouge1_f(c, r) for c, r in pairs] == with_helper == adk_scores(list(pairs))
     assert [rouge1_f(c, r) for c, r in pairs] == with_helper  # the cache warm now
     rouge._clear_word_cache()
+
+
+# --- counting by token id ----------------------------------------------------------------
+
+ASCII_PAIRS = [
+    ("the the the", "the cat"),
+    ("Running runners ran quickly home", "The cats were running and jumping home"),
+    ("updates updated updating", "update the updates"),
+    ("", "anything"),
+    ("   ", "...!"),
+    ("Order 66 shipped, 66 left", "order 66 left; 67 shipped"),
+]
+
+
+def test_ascii_texts_score_alike_from_a_cold_and_a_warm_cache() -> None:
+    from tracescore.criteria import rouge
+
+    rouge._clear_word_cache()
+    expected = adk_scores(list(ASCII_PAIRS))
+    # Cold: words not stemmed yet take the long way (and are stemmed on it).
+    assert rouge._id_overlap(*ASCII_PAIRS[1]) is None
+    assert [rouge1_f(c, r) for c, r in ASCII_PAIRS] == expected
+    # Warm: counted by id; words with one stem ("updates", "updated") share an id.
+    assert rouge._id_overlap(*ASCII_PAIRS[2]) == (2, 3, 3)
+    assert [rouge1_f(c, r) for c, r in ASCII_PAIRS] == expected
+    assert not any(rouge._LOCAL.counts)  # the counts are zero again between calls
+    rouge._clear_word_cache()
+
+
+def test_threads_sharing_an_overflowing_cache_score_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Two scorers in one process: with a tiny cache, one clears it while the other counts
+    # by ids of the generation it read; neither may mix ids of two generations.
+    import threading
+
+    from tracescore.criteria import rouge
+
+    monkeypatch.setattr(rouge, "_MAX_CACHED_WORDS", 6)
+    rouge._clear_word_cache()
+    expected = adk_scores(list(ASCII_PAIRS))
+    got: dict[int, list[list[float]]] = {0: [], 1: []}
+
+    def score(key: int) -> None:
+        for _ in range(300):
+            got[key].append([rouge1_f(c, r) for c, r in ASCII_PAIRS])
+
+    threads = [threading.Thread(target=score, args=(k,)) for k in got]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(scores == expected for run in got.values() for scores in run)
+    assert sum(len(run) for run in got.values()) == 600
+    rouge._clear_word_cache()

@@ -42,6 +42,7 @@ Classification relies on the running interpreter's Unicode database, as ADK's do
 from __future__ import annotations
 
 import collections
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Final
@@ -132,14 +133,25 @@ def _split_words(folded: str) -> list[str]:
 _ONE_TOKEN: dict[bytes, str] = {}
 #: The words that do not give exactly one token, with their tokens (kept for correctness).
 _OTHER_TOKENS: dict[bytes, tuple[str, ...]] = {}
+#: Each word of :data:`_ONE_TOKEN` -> a small integer naming its token (words with the same
+#: stem share it), for counting in a list instead of a dict (:func:`_id_overlap`).
+_WORD_IDS: dict[bytes, int] = {}
+#: Each token of :data:`_ONE_TOKEN`'s values -> its id.
+_TOKEN_IDS: dict[str, int] = {}
+#: Bumped at every clear: ids read across a clear (another thread's) may not be mixed.
+_generation: int = 0
 #: Not Final: compiled, a Final is inlined where it is read, and a test lowers this one.
 _MAX_CACHED_WORDS: int = 1 << 16
 
 
 def _clear_word_cache() -> None:
     """Forget every stemmed word (benchmarks start from an empty cache, as a fresh run)."""
+    global _generation  # noqa: PLW0603 - the cache's one counter
+    _generation += 1
     _ONE_TOKEN.clear()
     _OTHER_TOKENS.clear()
+    _WORD_IDS.clear()
+    _TOKEN_IDS.clear()
 
 
 def _stem(word: bytes) -> tuple[str, ...]:
@@ -148,8 +160,20 @@ def _stem(word: bytes) -> tuple[str, ...]:
     return tuple(rouge_tokenize(word.decode("ascii"), porter_stemmer()))
 
 
+#: Held while the cache is filled: a new token's id is the count of tokens before it,
+#: which two threads filling at once could both take.
+_FILLING: Final = threading.Lock()
+
+
 def _ensure_cached(words: set[bytes]) -> None:
     """Stem those of the all-ASCII ``words`` not cached yet."""
+    if not words.difference(_ONE_TOKEN, _OTHER_TOKENS):
+        return
+    with _FILLING:
+        _fill(words)
+
+
+def _fill(words: set[bytes]) -> None:
     missing = words.difference(_ONE_TOKEN, _OTHER_TOKENS)
     if not missing:
         return
@@ -159,7 +183,9 @@ def _ensure_cached(words: set[bytes]) -> None:
     for word in missing:
         tokens = _stem(word)
         if len(tokens) == 1:
-            _ONE_TOKEN[word] = tokens[0]
+            token = tokens[0]
+            _ONE_TOKEN[word] = token
+            _WORD_IDS[word] = _TOKEN_IDS.setdefault(token, len(_TOKEN_IDS))
         else:
             _OTHER_TOKENS[word] = tokens
 
@@ -244,6 +270,43 @@ def _counts(text: str) -> tuple[dict[str, int], int]:
     return counts, len(tokens)
 
 
+#: Each thread's token counts by id, all zero between calls (:func:`_id_overlap`).
+_LOCAL: Final = threading.local()
+
+
+def _id_overlap(candidate: str, reference: str) -> tuple[int, int, int] | None:
+    """The overlap and both token counts of two ASCII texts, or None to take the long way.
+
+    Counts tokens by id in a per-thread list instead of a dict: no hashing, no growing
+    dict. None when a word is not stemmed yet (or stems to other than one token), or when
+    the cache was cleared meanwhile (its ids would not match).
+    """
+    generation = _generation
+    ids = _WORD_IDS
+    try:
+        target = [ids[word] for word in reference.encode().translate(_ASCII_FOLD).split()]
+        prediction = [ids[word] for word in candidate.encode().translate(_ASCII_FOLD).split()]
+    except KeyError:
+        return None
+    size = len(_TOKEN_IDS)
+    if generation != _generation:
+        return None
+    counts: list[int] | None = getattr(_LOCAL, "counts", None)
+    if counts is None or len(counts) < size:
+        counts = [0] * max(size, 1024)
+        _LOCAL.counts = counts
+    for token in target:
+        counts[token] += 1
+    overlap = 0
+    for token in prediction:
+        if counts[token]:
+            counts[token] -= 1
+            overlap += 1
+    for token in target:
+        counts[token] = 0
+    return overlap, len(prediction), len(target)
+
+
 def rouge1_f(candidate: str, reference: str) -> float:
     """ROUGE-1 F-measure of ``candidate`` against ``reference``, identical to google-adk 2.13.
 
@@ -266,6 +329,10 @@ def rouge1_f(candidate: str, reference: str) -> float:
         The F-measure in [0, 1].
 
     """
+    if candidate.isascii() and reference.isascii():
+        found = _id_overlap(candidate, reference)
+        if found is not None:
+            return _fmeasure(*found)
     target, target_len = _counts(reference)
     prediction = tokenize(candidate)
     # rouge-score's _score_ngrams: the sum over the target's n-grams of min(target count,
@@ -279,10 +346,13 @@ def rouge1_f(candidate: str, reference: str) -> float:
         if n := left(token):
             target[token] = n - 1
             overlap += 1
-    prediction_len = len(prediction)
+    return _fmeasure(overlap, len(prediction), target_len)
+
+
+def _fmeasure(overlap: int, prediction_len: int, target_len: int) -> float:
+    """rouge-score's precision, recall and ``scoring.fmeasure``, operation for operation."""
     precision = overlap / max(prediction_len, 1)
     recall = overlap / max(target_len, 1)
-    # rouge_score.scoring.fmeasure
     if precision + recall > 0:
         return 2 * precision * recall / (precision + recall)
     return 0.0
