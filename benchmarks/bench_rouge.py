@@ -19,9 +19,11 @@ since in a real run both tools already hold it when they score):
   ``_calculate_rouge_1_scores``), tokenizing, scoring, one ``PerInvocationResult`` per
   pair and the ``EvaluationResult``. One call for all pairs is the cheapest way to drive
   ADK (``adk eval`` calls it once per eval case), so the ratio is a lower bound.
-* **ours, criterion**: ``ResponseMatchScore().evaluate(EvalContext(actual=..., expected=...))``
-  per pair on ``tracescore.model.Invocation`` objects built beforehand, the call
-  ``replay`` makes per invocation (status and ``CriterionResult`` included).
+* **ours, criterion**: ``evaluator.evaluate(EvalContext(actual=..., expected=...))`` per
+  pair, the criterion's evaluator (``ResponseMatchScore().evaluator()``, made once, as
+  the scoring loop makes it) on ``tracescore.model.Invocation`` objects built
+  beforehand: the call ``replay`` makes per invocation (status and ``CriterionResult``
+  included).
 * **ours, rouge1_f**: ``rouge1_f(candidate, reference)`` per pair on the strings.
 
 Ours starts every repetition with an empty stemming cache (``_clear_word_cache``), as a
@@ -59,6 +61,7 @@ from google.adk.evaluation.final_response_match_v1 import RougeEvaluator
 from google.genai import types
 
 from tracescore.criteria.base import EvalContext
+from tracescore.criteria.evaluators import Evaluator
 from tracescore.criteria.rouge import _clear_word_cache, rouge1_f
 from tracescore.criteria.text import ResponseMatchScore
 from tracescore.model import Invocation
@@ -253,10 +256,8 @@ def adk_scores(
     return [r.score for r in result.per_invocation_results]
 
 
-def ours_criterion(
-    criterion: ResponseMatchScore, contexts: list[EvalContext]
-) -> list[float | None]:
-    return [criterion.evaluate(ctx).score for ctx in contexts]
+def ours_criterion(evaluator: Evaluator, contexts: list[EvalContext]) -> list[float | None]:
+    return [evaluator.evaluate(ctx).score for ctx in contexts]
 
 
 def ours_rouge(pairs: list[tuple[str, str]]) -> list[float]:
@@ -364,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     clear = _clear_word_cache
 
     t_adk, adk = best_of(args.repeat, lambda: adk_scores(evaluator, adk_actual, adk_expected))
-    t_crit, crit = best_of(args.repeat, lambda: ours_criterion(criterion, contexts), clear)
+    scorer = criterion.evaluator()
+    t_crit, crit = best_of(args.repeat, lambda: ours_criterion(scorer, contexts), clear)
     t_rouge, rouge = best_of(args.repeat, lambda: ours_rouge(pairs), clear)
 
     mismatches = [
@@ -377,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'warm, ' + str(n) + ' pairs':<52}{'s':>8}{'pairs/s':>11}{'vs ADK':>9}")
     rows = (
         ("ADK RougeEvaluator.evaluate_invocations", t_adk),
-        ("ours ResponseMatchScore.evaluate per invocation", t_crit),
+        ("ours ResponseMatchScore evaluator per invocation", t_crit),
         ("ours rouge1_f per pair", t_rouge),
     )
     for label, t in rows:
