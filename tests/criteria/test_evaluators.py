@@ -13,6 +13,7 @@ from tracescore.criteria.base import CriterionResult
 from tracescore.criteria.efficiency import ToolCallCount
 from tracescore.criteria.text import ContainsKeywords, ResponseMatchScore
 from tracescore.criteria.trajectory import NodeOrderMatchScore, ToolTrajectoryAvgScore
+from tracescore.criteria.trajectory_match import MATCH_TYPES
 from tracescore.model import Invocation, TokenUsage, ToolCall, group_conversations
 from tracescore.scoring import evaluators_for, score_conversations
 
@@ -25,10 +26,10 @@ BUILT_INS: list[Criterion] = [
     ContainsKeywords(),
     *(
         ToolTrajectoryAvgScore(match_type=m, ignore_args=i)
-        for m, i in itertools.product(("EXACT", "IN_ORDER", "ANY_ORDER"), (False, True))
+        for m, i in itertools.product(MATCH_TYPES, (False, True))
     ),
     criterion_class("tool_name_match_score")(threshold=0.5),
-    *(NodeOrderMatchScore(match_type=m) for m in ("EXACT", "IN_ORDER", "ANY_ORDER")),
+    *(NodeOrderMatchScore(match_type=m) for m in MATCH_TYPES),
     *(criterion_class(n)() for n in ("tool_call_count_v1", "inference_call_count_v1")),
     *(criterion_class(n)() for n in ("token_usage_v1", "invocation_duration_v1")),
 ]
