@@ -171,7 +171,9 @@ def eval_context(
 def golden_turn(case: GoldenCase, turn: int) -> GoldenTurn:
     """The :class:`GoldenTurn` of ``case``'s 0-based ``turn``, with its rubrics."""
     turn_rubrics = case.turn_rubrics[turn] if turn < len(case.turn_rubrics) else ()
-    rubrics: tuple[GoldenRubric, ...] = (*case.rubrics, *turn_rubrics)
+    rubrics: tuple[GoldenRubric, ...] = (
+        (*case.rubrics, *turn_rubrics) if turn_rubrics else case.rubrics  # usually both ()
+    )
     scenario: GoldenScenario | None = case.scenario
     values = (case.eval_set_id, case.eval_id, turn, rubrics, scenario)
     return _stored(GoldenTurn, _GOLDEN_TURN, values)
