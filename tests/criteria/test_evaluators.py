@@ -191,3 +191,24 @@ def test_the_informational_values_are_the_invocations_own_figures() -> None:
             assert seconds == actual.duration_s
         assert used == (float(actual.usage.total_tokens) if actual.usage.total_tokens else None)
     assert timed == 1
+
+
+def test_settings_given_loosely_in_python_rate_as_before() -> None:
+    # A list of keywords and an int flag, as Python callers may pass them: compiled, the
+    # evaluator takes them as a tuple and a bool, and rates as the criterion does.
+    keywords = ContainsKeywords(keywords=["table", "wine"])  # type: ignore[arg-type]
+    trajectory = ToolTrajectoryAvgScore(ignore_args=1)  # type: ignore[arg-type]
+    for criterion in (keywords, trajectory):
+        evaluator = criterion.evaluator()
+        assert isinstance(evaluator, ev.Compiled)
+        for ctx in CONTEXTS:
+            assert evaluator.evaluate(ctx) == Criterion.evaluate(criterion, ctx)
+
+
+def test_settings_no_compiled_evaluator_takes_are_an_error_per_invocation() -> None:
+    criterion = ContainsKeywords(keywords=(1,))  # type: ignore[arg-type]
+    evaluator = criterion.evaluator()  # never raises: the criterion is called instead
+    assert type(evaluator) is ev.Delegating
+    result = evaluator.evaluate(CONTEXTS[5])
+    assert (result.status, result.score) == ("not_evaluated", None)
+    assert result.reason is not None and result.reason.startswith("criterion error: ")

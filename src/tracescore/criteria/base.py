@@ -146,14 +146,18 @@ class Criterion(ABC):
 
         A built-in's compiled rating (:attr:`evaluator_class`), which gives what
         :meth:`evaluate` gives; otherwise one that calls :meth:`evaluate` and
-        :meth:`evaluate_not_evaluable`.
+        :meth:`evaluate_not_evaluable`. Never raises.
         """
         kind = type(self).evaluator_class
         threshold = self.threshold
         # A threshold left unconverted (a subclass's __post_init__ that skipped this
         # class's) stays with the interpreted rules, which compare any number.
         if kind is not None and (threshold is None or type(threshold) is float):
-            return kind(self)
+            try:
+                return kind(self)
+            except Exception:  # settings of a wrong type, given in Python (keywords=[1])
+                # Their evaluate turns the same error into a result per invocation.
+                logger.debug("criterion %s: no compiled evaluator", self.name, exc_info=True)
         return Delegating(self)
 
     def aggregate(self, results: Sequence[CriterionResult]) -> float | None:

@@ -177,7 +177,7 @@ class ContainsKeywords(Compiled):
 
     def __init__(self, criterion: Any) -> None:
         super().__init__(criterion)
-        self.keywords: tuple[str, ...] = criterion.keywords
+        self.keywords: tuple[str, ...] = tuple(criterion.keywords)  # a list, given in Python
         self.folded: list[str] = [keyword.casefold() for keyword in self.keywords]
 
     def measure(self, ctx: EvalContext) -> Measured:
@@ -197,7 +197,7 @@ class ToolTrajectory(Compiled):
     def __init__(self, criterion: Any) -> None:
         super().__init__(criterion)
         self.match_type: MatchType = criterion.match_type
-        self.ignore_args: bool = criterion.ignore_args
+        self.ignore_args: bool = bool(criterion.ignore_args)  # as ``ignore_args or ...`` reads it
 
     def measure(self, ctx: EvalContext) -> Measured:
         """1.0 when the calls match under the match type, else 0.0."""
