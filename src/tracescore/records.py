@@ -134,7 +134,7 @@ def field_setters(cls: type[Any], *names: str) -> tuple[Setter, ...]:
     if cls not in _QUICK:
         raise TypeError(f"{cls.__name__}: field_setters needs a quick_init class")
     fields = [f.name for f in dataclasses.fields(cls)]
-    if sorted(names) != sorted(fields) or len(set(names)) != len(names):
+    if sorted(names) != sorted(fields):  # the fields are distinct: so must the names be
         raise TypeError(f"{cls.__name__}: field_setters needs each field once: {fields}")
     return tuple(cls.__dict__[name].__set__ for name in names)
 

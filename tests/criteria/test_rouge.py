@@ -387,3 +387,20 @@ def test_threads_sharing_an_overflowing_cache_score_exactly(
     assert all(scores == expected for run in got.values() for scores in run)
     assert sum(len(run) for run in got.values()) == 600
     rouge._clear_word_cache()
+
+
+def test_the_per_thread_counts_grow_ahead_of_the_cache() -> None:
+    # Grown to twice the tokens known, not to just enough: a cache still filling (new
+    # words in most pairs) would otherwise allocate a vocabulary-sized list per pair.
+    from tracescore.criteria import rouge
+
+    rouge._clear_word_cache()
+    rouge._LOCAL.counts = [0] * 4
+    words = " ".join(f"w{n}x" for n in range(3000))
+    rouge1_f(words, words)  # stems the words (the long way)
+    assert rouge1_f(words, words) == 1.0  # counted by id now
+    grown = rouge._LOCAL.counts
+    assert len(grown) >= 2 * len(rouge._TOKEN_IDS) >= 6000
+    assert rouge1_f("w1x w2x", "w2x w7x") == 0.5
+    assert rouge._LOCAL.counts is grown and not any(grown)
+    rouge._clear_word_cache()

@@ -77,6 +77,11 @@ _ASCII_FOLD: Final = bytes(
 )
 
 
+def _ascii_words(text: str) -> list[bytes]:
+    """The ``[a-z0-9]+`` words of ASCII ``text``, lower-cased (rules 1-2 on ASCII)."""
+    return text.encode().translate(_ASCII_FOLD).split()
+
+
 def _in_blocks(code: int, blocks: tuple[tuple[int, int], ...]) -> bool:
     return any(low <= code <= high for low, high in blocks)
 
@@ -232,7 +237,7 @@ def tokenize(text: str) -> list[str]:
     if not text.isascii():
         return _non_ascii_tokens(text)
     # NFKC leaves ASCII unchanged, so only lower-casing and [a-z0-9] runs remain.
-    words = text.encode().translate(_ASCII_FOLD).split()
+    words = _ascii_words(text)
     try:
         return list(map(_ONE_TOKEN.__getitem__, words))
     except KeyError:  # a word not stemmed yet, or one of _OTHER_TOKENS
@@ -258,7 +263,7 @@ def _counts(text: str) -> tuple[dict[str, int], int]:
     """The token counts of ``text`` (as :func:`tokenize`) and the number of tokens."""
     counts: dict[str, int] = {}
     if text.isascii():
-        words = text.encode().translate(_ASCII_FOLD).split()
+        words = _ascii_words(text)
         try:
             # Usually every word is cached already: counted straight from the lookups.
             _tally(counts, map(_ONE_TOKEN.__getitem__, words))
@@ -284,8 +289,8 @@ def _id_overlap(candidate: str, reference: str) -> tuple[int, int, int] | None:
     generation = _generation
     ids = _WORD_IDS
     try:
-        target = [ids[word] for word in reference.encode().translate(_ASCII_FOLD).split()]
-        prediction = [ids[word] for word in candidate.encode().translate(_ASCII_FOLD).split()]
+        target = [ids[word] for word in _ascii_words(reference)]
+        prediction = [ids[word] for word in _ascii_words(candidate)]
     except KeyError:
         return None
     size = len(_TOKEN_IDS)
@@ -293,7 +298,8 @@ def _id_overlap(candidate: str, reference: str) -> tuple[int, int, int] | None:
         return None
     counts: list[int] | None = getattr(_LOCAL, "counts", None)
     if counts is None or len(counts) < size:
-        counts = [0] * max(size, 1024)
+        # Twice what is needed: a cache still filling would otherwise regrow it per pair.
+        counts = [0] * max(2 * size, 1024)
         _LOCAL.counts = counts
     for token in target:
         counts[token] += 1
